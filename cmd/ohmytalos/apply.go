@@ -1,0 +1,116 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/mattn/go-isatty"
+	"github.com/spf13/cobra"
+
+	"github.com/ohmytalos/ohmytalos/internal/engine"
+)
+
+func newPlanCmd(g *globals) *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "plan",
+		Short: "Show what apply would create, reuse or change, step by step, and what it costs",
+		Long: `plan reads the spec and the cluster's state and prints, for every step,
+the resources it would create or reuse. It changes nothing.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := g.loadSpec()
+			if err != nil {
+				return err
+			}
+			rt, err := g.runtime(cmd.Context(), s)
+			if err != nil {
+				return err
+			}
+			defer rt.Close()
+			plans, err := rt.engine.Plan(cmd.Context(), rt.env)
+			if asJSON {
+				if e := json.NewEncoder(cmd.OutOrStdout()).Encode(plans); e != nil {
+					return e
+				}
+				return err
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "cluster %s (%s)\n", s.Name, g.config)
+			if g.sandbox {
+				fmt.Fprintln(out, "SANDBOX: nothing here exists on Hetzner")
+			}
+			status := rt.engine.Status(rt.env.State.Get(), s.Hash())
+			for i, p := range plans {
+				fmt.Fprintf(out, "\n%d. %s [%s]\n", i+1, rt.engine.Steps()[i].Title(), status[i].Status)
+				for _, it := range p.Items {
+					line := fmt.Sprintf("   %-7s %-14s %s", it.Action, it.Kind, it.Name)
+					if it.Detail != "" {
+						line += "  " + it.Detail
+					}
+					fmt.Fprintln(out, strings.TrimRight(line, " "))
+				}
+				for _, n := range p.Notes {
+					fmt.Fprintln(out, "   note: "+n)
+				}
+			}
+			return err
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the plans as JSON")
+	return c
+}
+
+func newApplyCmd(g *globals) *cobra.Command {
+	var opts engine.Options
+	var plain, asJSON bool
+	c := &cobra.Command{
+		Use:   "apply",
+		Short: "Create or resume the cluster the spec describes",
+		Long: `apply runs the steps in order (secrets, images, network, pools, configs,
+servers, bootstrap), checkpointing after every resource. Interrupt it at any
+time (Ctrl-C, or even kill -9) and run it again: it resumes where it stopped
+and never creates a resource twice. A second apply of a finished cluster
+changes nothing.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := g.loadSpec()
+			if err != nil {
+				return err
+			}
+			rt, err := g.runtime(cmd.Context(), s)
+			if err != nil {
+				return err
+			}
+			defer rt.Close()
+			if err := rt.env.State.Lock("ohmytalos apply"); err != nil {
+				return err
+			}
+			defer rt.env.State.Unlock()
+			out := cmd.OutOrStdout()
+			sink := engine.PlainRenderer(out)
+			if asJSON {
+				sink = engine.JSONRenderer(out)
+			} else if !plain && isTerminal(out) {
+				sink = engine.PlainRenderer(out) // the TUI progress view lands with the wizard
+			}
+			if g.sandbox && !asJSON {
+				fmt.Fprintln(out, "SANDBOX: running against built-in fakes; nothing is created on Hetzner")
+			}
+			opts.Redact = rt.redact
+			return rt.engine.Run(cmd.Context(), rt.env, opts, sink)
+		},
+	}
+	c.Flags().StringVar(&opts.Only, "only", "", "run only this step (expert)")
+	c.Flags().StringVar(&opts.From, "from", "", "start at this step even if it is done (expert)")
+	c.Flags().BoolVar(&plain, "plain", false, "print events as plain lines even on a terminal")
+	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON event per line")
+	return c
+}
+
+func isTerminal(w any) bool {
+	f, ok := w.(*os.File)
+	return ok && isatty.IsTerminal(f.Fd())
+}

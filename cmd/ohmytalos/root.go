@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/internal/state"
+)
+
+// globals are the flags every command shares.
+type globals struct {
+	config   string
+	stateDir string
+	sandbox  bool
+	noColor  bool
+	logFile  string
+}
+
+func newRootCmd() *cobra.Command {
+	g := &globals{}
+	root := &cobra.Command{
+		Use:   "ohmytalos",
+		Short: "Talos Linux Kubernetes on Hetzner Cloud: encrypted, highly available, resumable",
+		Long: `ohmytalos builds a production-grade Talos Linux Kubernetes cluster on Hetzner Cloud.
+
+Start with "ohmytalos init" (an interactive wizard), or write ohmytalos.yaml
+yourself and run "ohmytalos plan" then "ohmytalos apply". Add --sandbox to
+any command to run it against built-in fakes of Hetzner, Talos and the Image
+Factory: nothing is created and no account is needed.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.config, "config", "ohmytalos.yaml", "cluster spec file")
+	pf.StringVar(&g.stateDir, "state-dir", "", "state directory (default: .ohmytalos/NAME beside the spec)")
+	pf.BoolVar(&g.sandbox, "sandbox", false, "run against the built-in sandbox (fake Hetzner, Talos, Image Factory); creates nothing real")
+	pf.BoolVar(&g.noColor, "no-color", false, "disable colours (also honoured: NO_COLOR)")
+	pf.StringVar(&g.logFile, "log-file", "", "write a debug log to this file (default: none; the wizard logs to .ohmytalos/ohmytalos.log)")
+	root.PersistentPreRun = func(cmd *cobra.Command, args []string) {
+		if os.Getenv("NO_COLOR") != "" {
+			g.noColor = true
+		}
+	}
+	root.AddCommand(
+		newInitCmd(g), newPlanCmd(g), newApplyCmd(g), newCostCmd(g), newDoctorCmd(g),
+		newDestroyCmd(g), newSchematicCmd(g), newTalosConfigCmd(g), newSandboxCmd(g),
+		newKubeconfigCmd(g), newTalosconfigCmd(g), newVersionCmd(),
+	)
+	return root
+}
+
+// loadSpec reads the spec file named by --config.
+func (g *globals) loadSpec() (*spec.Spec, error) {
+	return spec.Load(g.config)
+}
+
+// stateDirFor is --state-dir or .ohmytalos/NAME beside the spec.
+func (g *globals) stateDirFor(name string) string {
+	if g.stateDir != "" {
+		return g.stateDir
+	}
+	return filepath.Join(filepath.Dir(g.config), ".ohmytalos", name)
+}
+
+// openState opens the cluster's state with the age keyring loaded.
+func (g *globals) openState(name string) (*state.Store, error) {
+	keys, err := state.LoadKeyring(state.KeyFileCandidates(), state.DefaultNewKeyFile())
+	if err != nil {
+		return nil, err
+	}
+	return state.Open(g.stateDirFor(name), name, keys)
+}
+
+// logger writes to --log-file, or nowhere.
+func (g *globals) logger() (*slog.Logger, func(), error) {
+	if g.logFile == "" {
+		return slog.New(slog.NewTextHandler(io.Discard, nil)), func() {}, nil
+	}
+	f, err := os.OpenFile(g.logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open log file: %w", err)
+	}
+	return slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelDebug})), func() { f.Close() }, nil
+}

@@ -1,0 +1,205 @@
+// Package engine runs the provisioning steps in order, headless: it emits
+// typed events, checkpoints each step's status in the state store, and
+// resumes from the first step that is not done.
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/internal/state"
+)
+
+// Env is what every step works with.
+type Env struct {
+	Spec  *spec.Spec
+	State *state.Store
+	Log   *slog.Logger
+}
+
+// Step is one named, idempotent phase of provisioning.
+type Step interface {
+	// Name is the short identifier used by --only and --from.
+	Name() string
+	// Title is the human label.
+	Title() string
+	// Plan says what Apply would create, change or reuse; it mutates nothing.
+	Plan(ctx context.Context, env *Env) (Plan, error)
+	// Apply does the work, emitting events and checkpointing after every
+	// resource. Re-running a finished step changes nothing.
+	Apply(ctx context.Context, env *Env, emit Emit) error
+}
+
+// Options select which steps run.
+type Options struct {
+	Only string // run just this step
+	From string // start at this step, even if it is done
+	// Force reruns steps already done with the same spec.
+	Force bool
+	// Redact scrubs secret values from every event and error.
+	Redact func(string) string
+}
+
+// Engine runs an ordered list of steps.
+type Engine struct {
+	steps []Step
+}
+
+// New returns an engine over steps, in order.
+func New(steps ...Step) *Engine { return &Engine{steps: steps} }
+
+// Steps returns the steps in order.
+func (e *Engine) Steps() []Step { return e.steps }
+
+// StepStatus is a step's status for display (welcome, resume, sidebar).
+type StepStatus struct {
+	Name, Title string
+	Status      string // pending, running, done, failed, stale (done with another spec)
+	Error       string
+}
+
+// Status reports each step's status from the state.
+func (e *Engine) Status(st state.State, specHash string) []StepStatus {
+	out := make([]StepStatus, 0, len(e.steps))
+	for _, s := range e.steps {
+		ss := st.Step(s.Name())
+		status := ss.Status
+		if status == state.StatusDone && specHash != "" && ss.SpecHash != specHash {
+			status = "stale"
+		}
+		out = append(out, StepStatus{Name: s.Name(), Title: s.Title(), Status: status, Error: ss.Error})
+	}
+	return out
+}
+
+// Plan collects every step's plan.
+func (e *Engine) Plan(ctx context.Context, env *Env) ([]Plan, error) {
+	var out []Plan
+	for _, s := range e.steps {
+		p, err := s.Plan(ctx, env)
+		if err != nil {
+			return out, fmt.Errorf("plan %s: %w", s.Name(), err)
+		}
+		p.Step = s.Name()
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+func (e *Engine) index(name string) (int, error) {
+	for i, s := range e.steps {
+		if s.Name() == name {
+			return i, nil
+		}
+	}
+	names := make([]string, len(e.steps))
+	for i, s := range e.steps {
+		names[i] = s.Name()
+	}
+	return -1, fmt.Errorf("no step %q: the steps are %v", name, names)
+}
+
+// Run applies the steps, skipping those done with the same spec, and
+// stops at the first failure. Every event goes to sink.
+func (e *Engine) Run(ctx context.Context, env *Env, opts Options, sink func(Event)) error {
+	redact := opts.Redact
+	if redact == nil {
+		redact = func(s string) string { return s }
+	}
+	send := func(ev Event) {
+		if ev.Time.IsZero() {
+			ev.Time = time.Now()
+		}
+		ev.Message = redact(ev.Message)
+		ev.Error = redact(ev.Error)
+		if sink != nil {
+			sink(ev)
+		}
+	}
+	start, end := 0, len(e.steps)
+	if opts.Only != "" {
+		i, err := e.index(opts.Only)
+		if err != nil {
+			return err
+		}
+		start, end = i, i+1
+	} else if opts.From != "" {
+		i, err := e.index(opts.From)
+		if err != nil {
+			return err
+		}
+		start = i
+	}
+	hash := env.Spec.Hash()
+	for i := start; i < end; i++ {
+		s := e.steps[i]
+		name := s.Name()
+		cur := env.State.Get()
+		ss := cur.Step(name)
+		forced := opts.Force || (opts.From != "" && i == start) || opts.Only != ""
+		if ss.Status == state.StatusDone && ss.SpecHash == hash && !forced {
+			send(Event{Step: name, Kind: KindSkipped, Message: s.Title() + ": done in an earlier run"})
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return interrupted(err)
+		}
+		if err := e.runStep(ctx, env, s, hash, send); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (e *Engine) runStep(ctx context.Context, env *Env, s Step, hash string, send func(Event)) error {
+	name := s.Name()
+	started := time.Now().UTC()
+	if err := env.State.Update(func(st *state.State) error {
+		st.Steps[name] = &state.StepState{Status: state.StatusRunning, SpecHash: hash, Started: started}
+		return nil
+	}); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", name, err)
+	}
+	send(Event{Step: name, Kind: KindStarted, Message: s.Title()})
+	emit := func(ev Event) {
+		ev.Step = name
+		send(ev)
+	}
+	err := s.Apply(ctx, env, emit)
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	if err != nil {
+		status, msg := state.StatusFailed, err.Error()
+		if errors.Is(err, context.Canceled) {
+			status, msg = state.StatusPending, "interrupted: run apply again to resume"
+		}
+		_ = env.State.Update(func(st *state.State) error {
+			st.Steps[name] = &state.StepState{Status: status, SpecHash: hash, Started: started, Error: msg}
+			return nil
+		})
+		send(Event{Step: name, Kind: KindFailed, Error: msg, Message: s.Title() + " failed"})
+		if errors.Is(err, context.Canceled) {
+			return interrupted(err)
+		}
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if err := env.State.Update(func(st *state.State) error {
+		st.Steps[name] = &state.StepState{Status: state.StatusDone, SpecHash: hash, Started: started, Finished: time.Now().UTC()}
+		st.SpecHash = hash
+		return nil
+	}); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", name, err)
+	}
+	send(Event{Step: name, Kind: KindDone, Message: s.Title() + " done", Elapsed: time.Since(started)})
+	return nil
+}
+
+// ErrInterrupted is returned when the run was cancelled (Ctrl-C).
+var ErrInterrupted = errors.New("interrupted: the state is saved; run the same command again to resume")
+
+func interrupted(err error) error { return fmt.Errorf("%w (%v)", ErrInterrupted, err) }

@@ -1,0 +1,236 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/internal/state"
+)
+
+// world is a stand-in for the outside: what exists and how often each
+// thing was created.
+type world struct {
+	created map[string]int
+	failAt  string // resource key at whose checkpoint Apply is interrupted
+	cancel  context.CancelFunc
+}
+
+// testStep creates its resources one by one, idempotently: it looks up the
+// state first, and checkpoints after each creation.
+type testStep struct {
+	name string
+	res  []string
+	w    *world
+}
+
+func (s *testStep) Name() string  { return s.name }
+func (s *testStep) Title() string { return "step " + s.name }
+func (s *testStep) Plan(ctx context.Context, env *Env) (Plan, error) {
+	p := Plan{}
+	for _, r := range s.res {
+		action := ActionCreate
+		if _, ok := env.State.Resource(r); ok {
+			action = ActionReuse
+		}
+		p.Items = append(p.Items, PlanItem{Action: action, Kind: "thing", Name: r})
+	}
+	return p, nil
+}
+func (s *testStep) Apply(ctx context.Context, env *Env, emit Emit) error {
+	for _, r := range s.res {
+		if _, ok := env.State.Resource(r); ok {
+			emit(Event{Kind: KindResource, Action: ActionReuse, Resource: r})
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		s.w.created[r]++
+		if err := env.State.PutResource(r, state.Resource{Kind: "thing", Name: r, Step: s.name}); err != nil {
+			return err
+		}
+		emit(Event{Kind: KindResource, Action: ActionCreate, Resource: r})
+		if s.w.failAt == r {
+			s.w.cancel()
+		}
+	}
+	return nil
+}
+
+func newEnv(t *testing.T, dir string) *Env {
+	st, err := state.Open(dir, "demo", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Env{Spec: spec.Default("demo"), State: st}
+}
+
+func steps(w *world) []Step {
+	return []Step{
+		&testStep{"network", []string{"net", "subnet-a", "subnet-b"}, w},
+		&testStep{"servers", []string{"cp-1", "cp-2"}, w},
+		&testStep{"bootstrap", []string{"etcd"}, w},
+	}
+}
+
+// TestResumeFromEveryCheckpoint interrupts the run after each resource is
+// checkpointed, resumes it, and checks every resource exists exactly once.
+func TestResumeFromEveryCheckpoint(t *testing.T) {
+	all := []string{"net", "subnet-a", "subnet-b", "cp-1", "cp-2", "etcd"}
+	for _, at := range all {
+		t.Run(at, func(t *testing.T) {
+			dir := t.TempDir()
+			w := &world{created: map[string]int{}, failAt: at}
+			ctx, cancel := context.WithCancel(context.Background())
+			w.cancel = cancel
+			e := New(steps(w)...)
+			err := e.Run(ctx, newEnv(t, dir), Options{}, nil)
+			if at != "etcd" && !errors.Is(err, ErrInterrupted) {
+				t.Fatalf("first run err = %v, want interrupted", err)
+			}
+			// A new process: fresh store from disk.
+			w.failAt = ""
+			var events []Event
+			if err := e.Run(context.Background(), newEnv(t, dir), Options{}, func(ev Event) { events = append(events, ev) }); err != nil {
+				t.Fatalf("resume: %v", err)
+			}
+			for _, r := range all {
+				if w.created[r] != 1 {
+					t.Errorf("%s created %d times", r, w.created[r])
+				}
+			}
+			st := newEnv(t, dir).State.Get()
+			for _, s := range []string{"network", "servers", "bootstrap"} {
+				if st.Step(s).Status != state.StatusDone {
+					t.Errorf("step %s = %s", s, st.Step(s).Status)
+				}
+			}
+			if len(events) == 0 {
+				t.Error("no events on resume")
+			}
+		})
+	}
+}
+
+func TestSecondRunChangesNothing(t *testing.T) {
+	dir := t.TempDir()
+	w := &world{created: map[string]int{}}
+	e := New(steps(w)...)
+	if err := e.Run(context.Background(), newEnv(t, dir), Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	var kinds []Kind
+	if err := e.Run(context.Background(), newEnv(t, dir), Options{}, func(ev Event) { kinds = append(kinds, ev.Kind) }); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range kinds {
+		if k != KindSkipped {
+			t.Errorf("second run emitted %s", k)
+		}
+	}
+	plans, err := e.Plan(context.Background(), newEnv(t, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range plans {
+		if p.Count(ActionCreate) != 0 {
+			t.Errorf("plan %s still creates", p.Step)
+		}
+	}
+}
+
+type failingStep struct{ testStep }
+
+func (f *failingStep) Apply(ctx context.Context, env *Env, emit Emit) error {
+	return fmt.Errorf("token hcloud-SECRET rejected")
+}
+
+func TestFailureIsRecordedAndRedacted(t *testing.T) {
+	dir := t.TempDir()
+	w := &world{created: map[string]int{}}
+	e := New(&testStep{"a", []string{"x"}, w}, &failingStep{testStep{name: "b"}}, &testStep{"c", []string{"y"}, w})
+	var buf bytes.Buffer
+	redact := func(s string) string { return strings.ReplaceAll(s, "hcloud-SECRET", "[redacted]") }
+	err := e.Run(context.Background(), newEnv(t, dir), Options{Redact: redact}, JSONRenderer(&buf))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if strings.Contains(buf.String(), "hcloud-SECRET") {
+		t.Error("secret in events")
+	}
+	st := newEnv(t, dir).State.Get()
+	if st.Step("b").Status != state.StatusFailed || st.Step("c").Status != state.StatusPending {
+		t.Errorf("statuses: b=%s c=%s", st.Step("b").Status, st.Step("c").Status)
+	}
+	status := e.Status(st, spec.Default("demo").Hash())
+	if status[0].Status != "done" || status[1].Status != "failed" {
+		t.Errorf("status = %+v", status)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var ev Event
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Errorf("bad JSON line %q", line)
+		}
+	}
+}
+
+func TestOnlyAndFrom(t *testing.T) {
+	dir := t.TempDir()
+	w := &world{created: map[string]int{}}
+	e := New(steps(w)...)
+	if err := e.Run(context.Background(), newEnv(t, dir), Options{Only: "servers"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if w.created["net"] != 0 || w.created["cp-1"] != 1 {
+		t.Errorf("--only ran the wrong steps: %v", w.created)
+	}
+	var started []string
+	if err := e.Run(context.Background(), newEnv(t, dir), Options{From: "servers"}, func(ev Event) {
+		if ev.Kind == KindStarted {
+			started = append(started, ev.Step)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(started, ",") != "servers,bootstrap" {
+		t.Errorf("--from started %v", started)
+	}
+	if err := e.Run(context.Background(), newEnv(t, dir), Options{Only: "nope"}, nil); err == nil || !strings.Contains(err.Error(), "the steps are") {
+		t.Errorf("unknown step err = %v", err)
+	}
+}
+
+func TestStaleWhenSpecChanges(t *testing.T) {
+	dir := t.TempDir()
+	w := &world{created: map[string]int{}}
+	e := New(steps(w)...)
+	env := newEnv(t, dir)
+	if err := e.Run(context.Background(), env, Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	s2 := spec.Default("demo")
+	s2.Pools[0].Count = 5
+	st := env.State.Get()
+	for _, s := range e.Status(st, s2.Hash()) {
+		if s.Status != "stale" {
+			t.Errorf("%s = %s, want stale", s.Name, s.Status)
+		}
+	}
+}
+
+func TestPlainRenderer(t *testing.T) {
+	var buf bytes.Buffer
+	r := PlainRenderer(&buf)
+	r(Event{Step: "images", Kind: KindProgress, Message: "writing disk", Fraction: 0.5, Bytes: 3 << 20})
+	r(Event{Step: "network", Kind: KindResource, Action: "create", Resource: "network/demo", ID: 7})
+	want := "[images] writing disk  50% 3.0 MiB\n[network] create network/demo (id 7)\n"
+	if buf.String() != want {
+		t.Errorf("got %q want %q", buf.String(), want)
+	}
+}

@@ -1,0 +1,70 @@
+package engine
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+)
+
+// PlainRenderer prints events as lines for scripts and CI.
+func PlainRenderer(w io.Writer) func(Event) {
+	var mu sync.Mutex
+	return func(ev Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		var line string
+		switch ev.Kind {
+		case KindResource:
+			line = fmt.Sprintf("%s %s", ev.Action, ev.Resource)
+			if ev.ID != 0 {
+				line += fmt.Sprintf(" (id %d)", ev.ID)
+			}
+			if ev.Message != "" {
+				line += ": " + ev.Message
+			}
+		case KindProgress:
+			line = ev.Message
+			if ev.Fraction > 0 {
+				line += fmt.Sprintf(" %3.0f%%", ev.Fraction*100)
+			}
+			if ev.Bytes > 0 {
+				line += fmt.Sprintf(" %s", humanBytes(ev.Bytes))
+			}
+		case KindFailed:
+			line = fmt.Sprintf("FAILED: %s", ev.Error)
+		case KindWarning:
+			line = "warning: " + ev.Message
+		case KindDone:
+			line = fmt.Sprintf("%s (%s)", ev.Message, ev.Elapsed.Round(100*time.Millisecond))
+		default:
+			line = ev.Message
+		}
+		fmt.Fprintf(w, "[%s] %s\n", ev.Step, line)
+	}
+}
+
+// JSONRenderer prints one JSON object per event per line.
+func JSONRenderer(w io.Writer) func(Event) {
+	var mu sync.Mutex
+	enc := json.NewEncoder(w)
+	return func(ev Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		_ = enc.Encode(ev)
+	}
+}
+
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -1,0 +1,218 @@
+// Package spec holds the cluster spec file (ohmytalos.yaml): the product's
+// public format. It defines the types, fills defaults from the field notes'
+// target cluster, and validates with messages that name the field, the
+// reason and the fix.
+package spec
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Spec is the desired cluster. Every key is documented in docs/spec.md.
+type Spec struct {
+	Name          string         `yaml:"name"`
+	Talos         Talos          `yaml:"talos"`
+	Kubernetes    Kubernetes     `yaml:"kubernetes"`
+	Location      string         `yaml:"location"`
+	Network       Network        `yaml:"network"`
+	ControlPlane  ControlPlane   `yaml:"controlPlane"`
+	Pools         []Pool         `yaml:"pools"`
+	LoadBalancer  LoadBalancer   `yaml:"loadBalancer"`
+	Endpoint      Endpoint       `yaml:"endpoint,omitempty"`
+	Firewall      Firewall       `yaml:"firewall,omitempty"`
+	PublicNetwork *PublicNetwork `yaml:"publicNetwork,omitempty"`
+	Schematics    Schematics     `yaml:"schematics"`
+	Secrets       Secrets        `yaml:"secrets"`
+	Domains       []string       `yaml:"domains,omitempty"`
+	Backups       bool           `yaml:"backups,omitempty"`
+}
+
+// Talos selects the Talos Linux release.
+type Talos struct {
+	Version string `yaml:"version"`
+}
+
+// Kubernetes selects the Kubernetes release (without a leading "v").
+type Kubernetes struct {
+	Version string `yaml:"version"`
+}
+
+// Network is the Hetzner private network and the in-cluster ranges.
+type Network struct {
+	CIDR     string `yaml:"cidr"`
+	Zone     string `yaml:"zone"`
+	Pods     string `yaml:"pods"`
+	Services string `yaml:"services"`
+	// NativeRouting routes pod traffic through Hetzner network routes
+	// (the pod range must then lie inside the network range).
+	NativeRouting bool `yaml:"nativeRouting,omitempty"`
+}
+
+// ControlPlane describes the control plane nodes.
+type ControlPlane struct {
+	ServerType string `yaml:"serverType"`
+	Count      int    `yaml:"count"`
+	Subnet     string `yaml:"subnet"`
+	Location   string `yaml:"location,omitempty"`
+	VIP        string `yaml:"vip,omitempty"`
+	VIPLink    string `yaml:"vipLink,omitempty"`
+}
+
+// Pool is a group of worker nodes sharing a server type, subnet and config.
+type Pool struct {
+	Name         string            `yaml:"name"`
+	ServerType   string            `yaml:"serverType"`
+	Count        int               `yaml:"count"`
+	Subnet       string            `yaml:"subnet"`
+	Location     string            `yaml:"location,omitempty"`
+	Labels       map[string]string `yaml:"labels,omitempty"`
+	Taints       []string          `yaml:"taints,omitempty"`
+	VolumeSize   int               `yaml:"volumeSize,omitempty"`
+	LoadBalancer *bool             `yaml:"loadBalancer,omitempty"`
+	Storage      bool              `yaml:"storage,omitempty"`
+	Schematic    string            `yaml:"schematic,omitempty"`
+}
+
+// InLoadBalancer reports whether the pool's nodes are ingress LB targets.
+func (p Pool) InLoadBalancer() bool { return p.LoadBalancer != nil && *p.LoadBalancer }
+
+// LoadBalancer is the public ingress load balancer.
+type LoadBalancer struct {
+	Type     string `yaml:"type"`
+	Location string `yaml:"location,omitempty"`
+}
+
+// Endpoint chooses how the operator reaches the Talos and Kubernetes APIs.
+type Endpoint struct {
+	// Mode is "vip" (the control-plane VIP, reached through Tailscale) or
+	// "loadbalancer" (a second load balancer for 6443 and 50000).
+	Mode string `yaml:"mode,omitempty"`
+}
+
+// Firewall lists who may reach the Talos (50000) and Kubernetes (6443) APIs.
+type Firewall struct {
+	Allow []string `yaml:"allow,omitempty"`
+}
+
+// PublicNetwork says which public addresses servers get.
+type PublicNetwork struct {
+	IPv4 bool `yaml:"ipv4"`
+	IPv6 bool `yaml:"ipv6"`
+}
+
+// Schematics are the Image Factory schematics per node role; Extra holds
+// schematics for special pools, referenced by Pool.Schematic.
+type Schematics struct {
+	ControlPlane Schematic            `yaml:"controlPlane"`
+	Worker       Schematic            `yaml:"worker"`
+	Extra        map[string]Schematic `yaml:"extra,omitempty"`
+}
+
+// Schematic lists system extensions and extra kernel arguments.
+type Schematic struct {
+	Extensions []string `yaml:"extensions"`
+	KernelArgs []string `yaml:"kernelArgs,omitempty"`
+}
+
+// Secrets holds references to credentials; never the values.
+type Secrets struct {
+	HCloudToken      SecretRef  `yaml:"hcloudToken"`
+	TailscaleAuthKey *SecretRef `yaml:"tailscaleAuthKey,omitempty"`
+}
+
+// SecretRef points at a secret in a provider: env (a variable name), bw
+// (a Vaultwarden/Bitwarden item ID) or bws (a Secrets Manager secret ID).
+type SecretRef struct {
+	Provider  string `yaml:"provider"`
+	Ref       string `yaml:"ref"`
+	Field     string `yaml:"field,omitempty"`
+	ServerURL string `yaml:"serverURL,omitempty"`
+}
+
+// Load reads, parses, defaults and validates a spec file.
+func Load(path string) (*Spec, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil, fmt.Errorf("spec file %s does not exist: run \"ohmytalos init\" to create one, or pass --config FILE", path)
+		}
+		return nil, fmt.Errorf("read spec file: %w", err)
+	}
+	s, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+// Parse decodes a spec, rejects unknown keys, fills defaults and validates.
+// A validation failure is returned as Problems.
+func Parse(data []byte) (*Spec, error) {
+	s, err := Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	s.Default()
+	if ps := s.Validate(); len(ps) > 0 {
+		return s, ps
+	}
+	return s, nil
+}
+
+// Decode decodes a spec without defaults or validation; unknown keys are
+// reported with their path and a suggestion.
+func Decode(data []byte) (*Spec, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, fmt.Errorf("spec is not valid YAML: %w", err)
+	}
+	if ps := unknownKeys(&root); len(ps) > 0 {
+		return nil, ps
+	}
+	s := &Spec{}
+	if len(root.Content) == 0 {
+		return s, nil
+	}
+	if err := root.Decode(s); err != nil {
+		return nil, fmt.Errorf("spec has a value of the wrong type: %w", err)
+	}
+	return s, nil
+}
+
+// Marshal encodes the spec as YAML.
+func (s *Spec) Marshal() ([]byte, error) {
+	var b strings.Builder
+	enc := yaml.NewEncoder(&b)
+	enc.SetIndent(2)
+	if err := enc.Encode(s); err != nil {
+		return nil, err
+	}
+	return []byte(b.String()), nil
+}
+
+// Hash is a stable fingerprint of the (defaulted) spec, used to notice that
+// the spec changed between runs.
+func (s *Spec) Hash() string {
+	b, err := s.Marshal()
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:8])
+}
+
+// Save writes the spec to path with mode 0644 (it holds no secret values).
+func (s *Spec) Save(path string) error {
+	b, err := s.Marshal()
+	if err != nil {
+		return err
+	}
+	header := "# ohmytalos cluster spec: see docs/spec.md. Holds references to secrets, never their values.\n"
+	return os.WriteFile(path, append([]byte(header), b...), 0o644)
+}

@@ -1,0 +1,275 @@
+// Package state keeps per-cluster progress and the IDs of what exists:
+// atomic writes, an exclusive lock, a schema version, and age encryption at
+// rest for the cluster's secret blobs (Talos secrets, talosconfig,
+// kubeconfig).
+package state
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// SchemaVersion is the state format this build writes and reads.
+const SchemaVersion = 1
+
+// Step statuses.
+const (
+	StatusPending = "pending"
+	StatusRunning = "running"
+	StatusDone    = "done"
+	StatusFailed  = "failed"
+)
+
+// State is what a cluster's runs have done so far.
+type State struct {
+	Schema    int                        `json:"schema"`
+	Cluster   string                     `json:"cluster"`
+	SpecHash  string                     `json:"specHash,omitempty"`
+	Created   time.Time                  `json:"created"`
+	Updated   time.Time                  `json:"updated"`
+	Steps     map[string]*StepState      `json:"steps"`
+	Resources map[string]Resource        `json:"resources"`
+	Secrets   map[string]string          `json:"secrets,omitempty"` // name -> file under secrets/
+	Data      map[string]json.RawMessage `json:"data,omitempty"`
+}
+
+// StepState is one step's progress.
+type StepState struct {
+	Status   string    `json:"status"`
+	SpecHash string    `json:"specHash,omitempty"`
+	Started  time.Time `json:"started,omitempty"`
+	Finished time.Time `json:"finished,omitempty"`
+	Error    string    `json:"error,omitempty"`
+}
+
+// Resource is something that exists outside, with the ID to find it again.
+type Resource struct {
+	Kind  string            `json:"kind"`
+	ID    int64             `json:"id,omitempty"`
+	Name  string            `json:"name"`
+	Step  string            `json:"step"`
+	Attrs map[string]string `json:"attrs,omitempty"`
+}
+
+// Step returns a step's state (pending when unknown).
+func (s State) Step(name string) StepState {
+	if st, ok := s.Steps[name]; ok && st != nil {
+		return *st
+	}
+	return StepState{Status: StatusPending}
+}
+
+// Store reads and writes one cluster's state directory.
+type Store struct {
+	dir  string
+	keys *Keyring
+
+	mu  sync.Mutex
+	cur *State
+	// beforeRename, when set, runs between writing the temp file and the
+	// rename: tests use it to simulate a crash at the worst moment.
+	beforeRename func() error
+	lockFile     *os.File
+}
+
+// ErrNewerSchema is returned when the state was written by a newer build.
+var ErrNewerSchema = errors.New("state written by a newer ohmytalos")
+
+// Open opens (creating if needed) the state directory of cluster in dir.
+// keys may be nil when no secret blob is read or written.
+func Open(dir, cluster string, keys *Keyring) (*Store, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("create state directory %s: %w", dir, err)
+	}
+	s := &Store{dir: dir, keys: keys}
+	st, err := s.read()
+	if err != nil {
+		return nil, err
+	}
+	if st == nil {
+		now := time.Now().UTC()
+		st = &State{Schema: SchemaVersion, Cluster: cluster, Created: now}
+	}
+	if st.Cluster != cluster && cluster != "" {
+		return nil, fmt.Errorf("state in %s belongs to cluster %q, not %q: pass the right --state-dir or --config", dir, st.Cluster, cluster)
+	}
+	normalize(st)
+	s.cur = st
+	return s, nil
+}
+
+// Exists reports whether dir holds a state file.
+func Exists(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, fileName))
+	return err == nil
+}
+
+// Dir is the state directory.
+func (s *Store) Dir() string { return s.dir }
+
+const fileName = "state.json"
+
+func normalize(st *State) {
+	if st.Steps == nil {
+		st.Steps = map[string]*StepState{}
+	}
+	if st.Resources == nil {
+		st.Resources = map[string]Resource{}
+	}
+	if st.Secrets == nil {
+		st.Secrets = map[string]string{}
+	}
+	if st.Data == nil {
+		st.Data = map[string]json.RawMessage{}
+	}
+}
+
+func (s *Store) read() (*State, error) {
+	b, err := os.ReadFile(filepath.Join(s.dir, fileName))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read state: %w", err)
+	}
+	var probe struct {
+		Schema int `json:"schema"`
+	}
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return nil, fmt.Errorf("state file %s is corrupt (%v): restore it from a backup, or move it away to start over", filepath.Join(s.dir, fileName), err)
+	}
+	if probe.Schema > SchemaVersion {
+		return nil, fmt.Errorf("%w: %s has schema %d, this build reads up to %d; upgrade ohmytalos", ErrNewerSchema, filepath.Join(s.dir, fileName), probe.Schema, SchemaVersion)
+	}
+	var st State
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("state file %s is corrupt: %w", filepath.Join(s.dir, fileName), err)
+	}
+	return &st, nil
+}
+
+// Get returns a deep copy of the current state.
+func (s *Store) Get() State {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return clone(s.cur)
+}
+
+func clone(st *State) State {
+	b, _ := json.Marshal(st)
+	var out State
+	_ = json.Unmarshal(b, &out)
+	normalize(&out)
+	return out
+}
+
+// Update applies fn to the state and writes it atomically. When fn or the
+// write fails, the in-memory state is left as it was.
+func (s *Store) Update(fn func(*State) error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := clone(s.cur)
+	if err := fn(&next); err != nil {
+		return err
+	}
+	next.Schema = SchemaVersion
+	next.Updated = time.Now().UTC()
+	b, err := json.MarshalIndent(&next, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode state: %w", err)
+	}
+	if err := writeAtomic(filepath.Join(s.dir, fileName), b, s.beforeRename); err != nil {
+		return err
+	}
+	s.cur = &next
+	return nil
+}
+
+// PutResource records a resource under key and checkpoints.
+func (s *Store) PutResource(key string, r Resource) error {
+	return s.Update(func(st *State) error { st.Resources[key] = r; return nil })
+}
+
+// DeleteResource forgets a resource and checkpoints.
+func (s *Store) DeleteResource(key string) error {
+	return s.Update(func(st *State) error { delete(st.Resources, key); return nil })
+}
+
+// Resource looks a resource up by key.
+func (s *Store) Resource(key string) (Resource, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.cur.Resources[key]
+	return r, ok
+}
+
+// PutData stores a step's own JSON data and checkpoints.
+func (s *Store) PutData(key string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", key, err)
+	}
+	return s.Update(func(st *State) error { st.Data[key] = b; return nil })
+}
+
+// GetData decodes a step's data into v; found is false when absent.
+func (s *Store) GetData(key string, v any) (found bool, err error) {
+	s.mu.Lock()
+	b, ok := s.cur.Data[key]
+	s.mu.Unlock()
+	if !ok {
+		return false, nil
+	}
+	return true, json.Unmarshal(b, v)
+}
+
+// writeAtomic writes data to path through a temp file in the same folder,
+// fsync and rename, so a crash leaves either the old or the new file.
+func writeAtomic(path string, data []byte, beforeRename func() error) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	tmp := f.Name()
+	ok := false
+	defer func() {
+		if !ok {
+			_ = os.Remove(tmp)
+		}
+	}()
+	if err := f.Chmod(0o600); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("sync %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if beforeRename != nil {
+		if err := beforeRename(); err != nil {
+			return err
+		}
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("replace %s: %w", path, err)
+	}
+	ok = true
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}
