@@ -1,0 +1,177 @@
+package secrets
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// bwProvider reads Vaultwarden/Bitwarden password manager items through the
+// bw CLI (bw status, bw get password|item) or, when a serve URL is known,
+// through the Vault Management API of a running `bw serve`.
+type bwProvider struct {
+	path     string
+	serveURL string
+	env      func(string) (string, bool)
+	hc       *http.Client
+}
+
+// Name implements Provider.
+func (*bwProvider) Name() string { return ProviderBW }
+
+// Lookup implements Provider.
+func (p *bwProvider) Lookup(ctx context.Context, ref Ref) (Value, error) {
+	if serve := firstNonEmpty(ref.ServerURL, p.serveURL); serve != "" {
+		return p.lookupServe(ctx, serve, ref)
+	}
+	return p.lookupCLI(ctx, ref)
+}
+
+// bwStatus is the part of `bw status` output we use.
+type bwStatus struct {
+	ServerURL string `json:"serverUrl"`
+	Status    string `json:"status"`
+}
+
+// bwItem is the part of a `bw get item` object we use.
+type bwItem struct {
+	ID    string `json:"id"`
+	Login *struct {
+		Username string `json:"username"`
+		Password string `json:"password"`
+	} `json:"login"`
+	Notes  string `json:"notes"`
+	Fields []struct {
+		Name  string `json:"name"`
+		Value string `json:"value"`
+	} `json:"fields"`
+}
+
+func (p *bwProvider) lookupCLI(ctx context.Context, ref Ref) (Value, error) {
+	bin, err := exec.LookPath(p.path)
+	if err != nil {
+		return Value{}, fmt.Errorf("secret %s: the Bitwarden CLI %q was not found (%w): install it (npm install -g @bitwarden/cli, "+
+			"or a release from github.com/bitwarden/clients), or use a bw serve URL or the env provider", ref.String(), p.path, err)
+	}
+
+	out, err := p.run(ctx, bin, "status")
+	if err != nil {
+		return Value{}, fmt.Errorf("secret %s: %w", ref.String(), err)
+	}
+	var st bwStatus
+	if err := json.Unmarshal(out, &st); err != nil {
+		return Value{}, fmt.Errorf("secret %s: cannot read `bw status` output (%w): is %s the Bitwarden CLI?", ref.String(), err, bin)
+	}
+	switch st.Status {
+	case "unlocked":
+	case "unauthenticated":
+		return Value{}, fmt.Errorf(`secret %s: bw is not logged in: run "bw config server URL" then "bw login --apikey"`, ref.String())
+	case "locked":
+		return Value{}, fmt.Errorf(`secret %s: bw is locked: run "bw unlock" and export BW_SESSION`, ref.String())
+	default:
+		return Value{}, fmt.Errorf("secret %s: bw reports an unknown status %q: run \"bw status\" to check", ref.String(), st.Status)
+	}
+
+	if ref.Field == "" {
+		out, err := p.run(ctx, bin, "get", "password", ref.Ref)
+		if err != nil {
+			return Value{}, fmt.Errorf("secret %s: bw could not read the password of item %q on %s: %w%s", ref.String(), ref.Ref, st.ServerURL, err, notFoundHint(err))
+		}
+		return NewValue(trimNewline(string(out))), nil
+	}
+	out, err = p.run(ctx, bin, "get", "item", ref.Ref)
+	if err != nil {
+		return Value{}, fmt.Errorf("secret %s: bw could not read item %q on %s: %w%s", ref.String(), ref.Ref, st.ServerURL, err, notFoundHint(err))
+	}
+	var item bwItem
+	if err := json.Unmarshal(out, &item); err != nil {
+		// The decoder's message may quote part of the item: keep it out.
+		return Value{}, fmt.Errorf("secret %s: bw printed something other than the JSON of item %q: is %s the Bitwarden CLI?", ref.String(), ref.Ref, bin)
+	}
+	return pickField(ref, item)
+}
+
+// run runs bw with --nointeraction so that it never prompts. BW_SESSION
+// reaches bw through its environment only, never on the command line where
+// other users could read it.
+func (p *bwProvider) run(ctx context.Context, bin string, args ...string) ([]byte, error) {
+	cmd := exec.CommandContext(ctx, bin, append(args, "--nointeraction")...)
+	env := os.Environ()
+	if session, ok := p.env("BW_SESSION"); ok {
+		env = append(env, "BW_SESSION="+session)
+	}
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, fmt.Errorf("bw %s: %w", args[0], ctxErr)
+		}
+		msg := strings.TrimSpace(stderr.String())
+		if msg == "" {
+			msg = strings.TrimSpace(stdout.String())
+		}
+		if len(msg) > 300 {
+			msg = msg[:300] + "..."
+		}
+		return nil, fmt.Errorf("bw %s failed (%w): %s", args[0], err, msg)
+	}
+	return stdout.Bytes(), nil
+}
+
+// pickField returns the named part of an item: a custom field first (the
+// operator's own names win), then username, password or notes.
+func pickField(ref Ref, item bwItem) (Value, error) {
+	for _, f := range item.Fields {
+		if f.Name == ref.Field {
+			return NewValue(f.Value), nil
+		}
+	}
+	switch strings.ToLower(ref.Field) {
+	case "username", "login.username":
+		if item.Login != nil {
+			return NewValue(item.Login.Username), nil
+		}
+	case "password", "login.password":
+		if item.Login != nil {
+			return NewValue(item.Login.Password), nil
+		}
+	case "notes":
+		return NewValue(item.Notes), nil
+	}
+	names := make([]string, 0, len(item.Fields))
+	for _, f := range item.Fields {
+		names = append(names, f.Name)
+	}
+	return Value{}, fmt.Errorf("secret %s: item %q has no field %q (custom fields: %s); use one of them, or username, password, notes",
+		ref.String(), ref.Ref, ref.Field, strings.Join(names, ", "))
+}
+
+// trimNewline drops the line end bw prints after a value, and nothing else:
+// a password may well end with spaces.
+func trimNewline(s string) string {
+	s = strings.TrimSuffix(s, "\n")
+	return strings.TrimSuffix(s, "\r")
+}
+
+// notFoundHint tells the operator how to find the right item ID.
+func notFoundHint(err error) string {
+	if strings.Contains(err.Error(), "Not found") {
+		return `; find the item's ID with "bw list items --search NAME" (and "bw sync" if it is new)`
+	}
+	return ""
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
