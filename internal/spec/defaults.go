@@ -115,6 +115,12 @@ func (s *Spec) Default() {
 	if s.Endpoint.Mode == "" {
 		s.Endpoint.Mode = EndpointVIP
 	}
+	if s.Firewall.Allow == nil {
+		// Open until the operator narrows it: bootstrap must reach the Talos
+		// API on the public address; both APIs are mTLS-protected and plan
+		// warns about it.
+		s.Firewall.Allow = []string{"0.0.0.0/0", "::/0"}
+	}
 	if s.PublicNetwork == nil {
 		s.PublicNetwork = &PublicNetwork{IPv4: true, IPv6: true}
 	}

@@ -239,3 +239,24 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestLayoutProblems(t *testing.T) {
+	cases := []struct{ yaml, field string }{
+		{"name: d\ncontrolPlane: {vip: 10.0.9.1}\n", "controlPlane.vip"},
+		{"name: d\npools: [{name: w, subnet: 10.0.1.0/24}]\n", "pools[0].subnet"},
+		{"name: d\nnetwork: {pods: 100.64.0.0/16}\n", "network.pods"},
+		{"name: d\npools: [{name: w, subnet: 10.9.0.0/24}]\nnetwork: {cidr: 10.0.0.0/16}\n", "pools[0].subnet"},
+	}
+	for _, c := range cases {
+		_, err := Parse([]byte(c.yaml))
+		ps, ok := err.(Problems)
+		if !ok || !ps.Has(c.field) {
+			t.Errorf("%q: want a problem on %s, got %v", c.yaml, c.field, err)
+		}
+	}
+	s := Default("demo")
+	u := s.Usage()
+	if len(u.Pools) != 2 || u.Pools[0].Count != 3 || len(u.LoadBalancers) != 1 || len(u.Snapshots) != 2 {
+		t.Errorf("usage = %+v", u)
+	}
+}

@@ -45,6 +45,13 @@ func (s *Spec) Validate() Problems {
 	s.validateNetwork(add)
 	s.validateControlPlane(add)
 	s.validatePools(add)
+	if !ps.Has("network.cidr") && !ps.Has("network.pods") && !ps.Has("network.services") && !ps.Has("controlPlane.subnet") && !ps.Has("controlPlane.vip") {
+		for _, p := range s.layoutProblems() {
+			if !ps.Has(p.Field) {
+				ps = append(ps, p)
+			}
+		}
+	}
 	if !lbTypes[s.LoadBalancer.Type] {
 		add("loadBalancer.type", fmt.Sprintf("%q is not a Hetzner load balancer type", s.LoadBalancer.Type), "use lb11, lb21 or lb31")
 	}
