@@ -110,6 +110,7 @@ func TestValidationErrors(t *testing.T) {
 		{"volume", "name: d\npools: [{name: w, volumeSize: 5}]\n", "pools[0].volumeSize", "volume sizes"},
 		{"label", "name: d\npools: [{name: w, labels: {'bad key!': x}}]\n", "pools[0].labels.bad key!", "label key"},
 		{"taint", "name: d\npools: [{name: w, taints: ['a=b']}]\n", "pools[0].taints[0]", "not a taint"},
+		{"storage in lb", "name: d\npools: [{name: s, storage: true, loadBalancer: true}]\n", "pools[0].loadBalancer", "storage pool"},
 		{"schematic ref", "name: d\npools: [{name: w, schematic: gpu}]\n", "pools[0].schematic", "no schematic"},
 		{"lb type", "name: d\nloadBalancer: {type: lb99}\n", "loadBalancer.type", "load balancer type"},
 		{"endpoint", "name: d\nendpoint: {mode: magic}\n", "endpoint.mode", "endpoint mode"},

@@ -189,6 +189,10 @@ func (s *Spec) validatePools(add func(string, string, string)) {
 					`write KEY[=VALUE]:EFFECT with effect NoSchedule, PreferNoSchedule or NoExecute, e.g. "dedicated=db:NoSchedule"`)
 			}
 		}
+		if p.Storage && p.InLoadBalancer() {
+			add(f("loadBalancer"), "a storage pool is excluded from external load balancers (node.kubernetes.io/exclude-from-external-load-balancers)",
+				"remove loadBalancer: true from the storage pool, or make it a plain worker pool")
+		}
 		if p.Schematic != "worker" {
 			if _, ok := s.Schematics.Extra[p.Schematic]; !ok {
 				add(f("schematic"), fmt.Sprintf("no schematic %q under schematics.extra", p.Schematic),

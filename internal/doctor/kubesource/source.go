@@ -1,0 +1,234 @@
+package kubesource
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ohmytalos/ohmytalos/internal/doctor"
+)
+
+// Source reads nodes and Cilium's configuration from a Kubernetes API server.
+type Source struct {
+	server string
+	token  string
+	client *http.Client
+}
+
+var _ doctor.KubeSource = (*Source)(nil)
+
+// New builds a Source from kubeconfig bytes and a context name (the
+// kubeconfig's current context when empty). Relative file references in the
+// kubeconfig resolve against the working directory.
+func New(kubeconfig []byte, contextName string) (*Source, error) {
+	return newSource(kubeconfig, contextName, "")
+}
+
+// Load reads the kubeconfig at path; relative file references in it resolve
+// against its folder, as kubectl does.
+func Load(path, contextName string) (*Source, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read kubeconfig: %w", err)
+	}
+	return newSource(data, contextName, filepath.Dir(path))
+}
+
+func newSource(data []byte, contextName, baseDir string) (*Source, error) {
+	ep, err := parseKubeconfig(data, contextName, baseDir)
+	if err != nil {
+		return nil, err
+	}
+	tr := &http.Transport{TLSClientConfig: ep.tls, Proxy: http.ProxyFromEnvironment, TLSHandshakeTimeout: 10 * time.Second}
+	return &Source{server: ep.server, token: ep.token, client: &http.Client{Transport: tr}}, nil
+}
+
+// errNotFound marks a 404 from the API server.
+var errNotFound = errors.New("not found")
+
+// get fetches an API path into out.
+func (s *Source) get(ctx context.Context, path string, out any) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.server+path, nil)
+	if err != nil {
+		return fmt.Errorf("kubernetes API GET %s: %w", path, err)
+	}
+	req.Header.Set("Accept", "application/json")
+	if s.token != "" {
+		req.Header.Set("Authorization", "Bearer "+s.token)
+	}
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return fmt.Errorf("kubernetes API GET %s: %w", path, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
+	if err != nil {
+		return fmt.Errorf("kubernetes API GET %s: read response: %w", path, err)
+	}
+	if resp.StatusCode == http.StatusNotFound {
+		return fmt.Errorf("kubernetes API GET %s: %w", path, errNotFound)
+	}
+	if resp.StatusCode/100 != 2 {
+		var st struct {
+			Message string `json:"message"`
+		}
+		_ = json.Unmarshal(body, &st)
+		hint := ""
+		switch resp.StatusCode {
+		case http.StatusUnauthorized:
+			hint = ": the kubeconfig's credentials were rejected; fetch a fresh one (talosctl kubeconfig)"
+		case http.StatusForbidden:
+			hint = ": the kubeconfig's user may not read this; use an admin kubeconfig"
+		}
+		return fmt.Errorf("kubernetes API GET %s: HTTP %d %s%s", path, resp.StatusCode, st.Message, hint)
+	}
+	if err := json.Unmarshal(body, out); err != nil {
+		return fmt.Errorf("kubernetes API GET %s: decode response: %w", path, err)
+	}
+	return nil
+}
+
+type nodeList struct {
+	Metadata struct {
+		Continue string `json:"continue"`
+	} `json:"metadata"`
+	Items []struct {
+		Metadata struct {
+			Name   string            `json:"name"`
+			Labels map[string]string `json:"labels"`
+		} `json:"metadata"`
+		Spec struct {
+			ProviderID string `json:"providerID"`
+		} `json:"spec"`
+	} `json:"items"`
+}
+
+// Nodes lists the cluster's nodes (GET /api/v1/nodes, paginated).
+func (s *Source) Nodes(ctx context.Context) ([]doctor.KubeNode, error) {
+	var out []doctor.KubeNode
+	cont := ""
+	for {
+		q := url.Values{"limit": {"500"}}
+		if cont != "" {
+			q.Set("continue", cont)
+		}
+		var l nodeList
+		if err := s.get(ctx, "/api/v1/nodes?"+q.Encode(), &l); err != nil {
+			return nil, err
+		}
+		for _, it := range l.Items {
+			out = append(out, doctor.KubeNode{Name: it.Metadata.Name, ProviderID: it.Spec.ProviderID, Labels: it.Metadata.Labels})
+		}
+		if l.Metadata.Continue == "" {
+			return out, nil
+		}
+		cont = l.Metadata.Continue
+	}
+}
+
+type container struct {
+	Name string `json:"name"`
+	Env  []struct {
+		Name  string `json:"name"`
+		Value string `json:"value"`
+	} `json:"env"`
+	SecurityContext *struct {
+		Capabilities *struct {
+			Add []string `json:"add"`
+		} `json:"capabilities"`
+	} `json:"securityContext"`
+}
+
+func (c container) caps() []string {
+	if c.SecurityContext == nil || c.SecurityContext.Capabilities == nil {
+		return nil
+	}
+	return c.SecurityContext.Capabilities.Add
+}
+
+func (c container) env(name string) string {
+	for _, e := range c.Env {
+		if e.Name == name {
+			return e.Value
+		}
+	}
+	return ""
+}
+
+type daemonSet struct {
+	Spec struct {
+		Template struct {
+			Spec struct {
+				Containers     []container `json:"containers"`
+				InitContainers []container `json:"initContainers"`
+			} `json:"spec"`
+		} `json:"template"`
+	} `json:"spec"`
+}
+
+// Cilium's Helm chart renders k8sServiceHost/Port as the agent's
+// KUBERNETES_SERVICE_HOST/PORT environment, the capabilities as the
+// securityContext of the cilium-agent container and the clean-cilium-state
+// init container, and cgroup.autoMount as a mount-cgroup init container
+// (cilium/install/kubernetes/cilium/templates/cilium-agent/daemonset.yaml).
+const (
+	ciliumNamespace = "kube-system"
+	agentContainer  = "cilium-agent"
+	cleanContainer  = "clean-cilium-state"
+	mountCgroup     = "mount-cgroup"
+)
+
+// CiliumConfig reads the kube-system/cilium DaemonSet and the cilium-config
+// ConfigMap; it returns nil, nil when the DaemonSet does not exist.
+func (s *Source) CiliumConfig(ctx context.Context) (*doctor.CiliumConfig, error) {
+	var ds daemonSet
+	err := s.get(ctx, "/apis/apps/v1/namespaces/"+ciliumNamespace+"/daemonsets/cilium", &ds)
+	if errors.Is(err, errNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var cm struct {
+		Data map[string]string `json:"data"`
+	}
+	if err := s.get(ctx, "/api/v1/namespaces/"+ciliumNamespace+"/configmaps/cilium-config", &cm); err != nil && !errors.Is(err, errNotFound) {
+		return nil, err
+	}
+	cfg := &doctor.CiliumConfig{Source: "cluster (kube-system/cilium)", CgroupHostRoot: cm.Data["cgroup-root"]}
+	pod := ds.Spec.Template.Spec
+	for _, c := range pod.Containers {
+		if c.Name == agentContainer {
+			cfg.AgentCaps = c.caps()
+			cfg.K8sServiceHost = c.env("KUBERNETES_SERVICE_HOST")
+			cfg.K8sServicePort, _ = strconv.Atoi(c.env("KUBERNETES_SERVICE_PORT"))
+		}
+	}
+	for _, c := range pod.InitContainers {
+		switch c.Name {
+		case cleanContainer:
+			cfg.CleanCaps = c.caps()
+		case mountCgroup:
+			cfg.CgroupAutoMount = true
+		}
+	}
+	if cfg.K8sServiceHost == "" {
+		cfg.K8sServiceHost = cm.Data["k8s-service-host"]
+	}
+	if cfg.K8sServicePort == 0 {
+		cfg.K8sServicePort, _ = strconv.Atoi(cm.Data["k8s-service-port"])
+	}
+	if v := strings.TrimSpace(cm.Data["mtu"]); v != "" {
+		cfg.MTU, _ = strconv.Atoi(v)
+	}
+	return cfg, nil
+}

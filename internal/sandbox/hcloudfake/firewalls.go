@@ -1,0 +1,297 @@
+package hcloudfake
+
+import (
+	"fmt"
+	"maps"
+	"net/http"
+	"net/netip"
+	"slices"
+	"time"
+
+	"github.com/hetznercloud/hcloud-go/v2/hcloud/schema"
+)
+
+func (f *Fake) serveFirewalls(rq *request) (int, any, error) {
+	switch {
+	case len(rq.segs) == 1 && rq.method == http.MethodGet:
+		items := make([]schema.Firewall, 0, len(f.firewalls))
+		for _, fw := range f.firewalls {
+			items = append(items, f.renderFirewall(fw))
+		}
+		out, err := listResponse(rq.query, "firewalls", items, accessor[schema.Firewall]{
+			id:     func(x schema.Firewall) int64 { return x.ID },
+			name:   func(x schema.Firewall) string { return x.Name },
+			labels: func(x schema.Firewall) map[string]string { return x.Labels },
+		})
+		return http.StatusOK, out, err
+	case len(rq.segs) == 1 && rq.method == http.MethodPost:
+		return f.createFirewall(rq)
+	case len(rq.segs) == 1:
+		return 0, nil, errMethod(rq)
+	}
+	id, err := rq.idAt(1)
+	if err != nil {
+		return 0, nil, err
+	}
+	fw, ok := f.firewalls[id]
+	if !ok {
+		return 0, nil, errNotFound("firewall", id)
+	}
+	if len(rq.segs) == 4 && rq.segs[2] == "actions" && rq.method == http.MethodPost {
+		return f.firewallAction(rq, fw, rq.segs[3])
+	}
+	if len(rq.segs) != 2 {
+		return 0, nil, errNoRoute(rq)
+	}
+	switch rq.method {
+	case http.MethodGet:
+		return http.StatusOK, map[string]any{"firewall": f.renderFirewall(fw)}, nil
+	case http.MethodPut:
+		var req schema.FirewallUpdateRequest
+		if err := rq.decode(&req); err != nil {
+			return 0, nil, err
+		}
+		if req.Name != nil && *req.Name != fw.Name {
+			if f.firewallByName(*req.Name) != nil {
+				return 0, nil, errUniqueness("name")
+			}
+			fw.Name = *req.Name
+		}
+		if req.Labels != nil {
+			if err := checkLabels(*req.Labels); err != nil {
+				return 0, nil, err
+			}
+			fw.Labels = maps.Clone(*req.Labels)
+		}
+		return http.StatusOK, map[string]any{"firewall": f.renderFirewall(fw)}, nil
+	case http.MethodDelete:
+		if len(fw.AppliedTo) > 0 {
+			return 0, nil, errCode(http.StatusConflict, "resource_in_use",
+				fmt.Sprintf("firewall %d is still applied to %d resources; remove it from them first", id, len(fw.AppliedTo)))
+		}
+		delete(f.firewalls, id)
+		return http.StatusNoContent, nil, nil
+	}
+	return 0, nil, errMethod(rq)
+}
+
+func (f *Fake) firewallByName(name string) *schema.Firewall {
+	for _, fw := range f.firewalls {
+		if fw.Name == name {
+			return fw
+		}
+	}
+	return nil
+}
+
+// checkRules validates firewall rules and converts them to their stored form.
+func checkRules(in []schema.FirewallRuleRequest) ([]schema.FirewallRule, error) {
+	out := []schema.FirewallRule{}
+	for _, r := range in {
+		if r.Direction != "in" && r.Direction != "out" {
+			return nil, errInvalid("rules", fmt.Sprintf("direction %q must be in or out", r.Direction))
+		}
+		switch r.Protocol {
+		case "tcp", "udp":
+			if r.Port == nil || *r.Port == "" {
+				return nil, errInvalid("rules", fmt.Sprintf("a %s rule needs a port", r.Protocol))
+			}
+		case "icmp", "esp", "gre":
+			if r.Port != nil {
+				return nil, errInvalid("rules", fmt.Sprintf("a %s rule takes no port", r.Protocol))
+			}
+		default:
+			return nil, errInvalid("rules", fmt.Sprintf("protocol %q is not one of tcp, udp, icmp, esp, gre", r.Protocol))
+		}
+		ips := r.SourceIPs
+		if r.Direction == "out" {
+			ips = r.DestinationIPs
+		}
+		if len(ips) == 0 {
+			return nil, errInvalid("rules", fmt.Sprintf("an %s rule needs at least one address", r.Direction))
+		}
+		for _, ip := range append(slices.Clone(r.SourceIPs), r.DestinationIPs...) {
+			if _, err := netip.ParsePrefix(ip); err != nil {
+				return nil, errInvalid("rules", fmt.Sprintf("%q is not a CIDR", ip))
+			}
+		}
+		out = append(out, schema.FirewallRule{Direction: r.Direction, SourceIPs: nonNil(r.SourceIPs),
+			DestinationIPs: nonNil(r.DestinationIPs), Protocol: r.Protocol, Port: r.Port, Description: r.Description})
+	}
+	return out, nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return slices.Clone(s)
+}
+
+// checkApply validates apply_to / remove_from resources.
+func (f *Fake) checkApply(field string, res []schema.FirewallResource) error {
+	for _, r := range res {
+		switch {
+		case r.Type == "server" && r.Server != nil:
+			if _, ok := f.servers[r.Server.ID]; !ok {
+				return errCode(http.StatusNotFound, "firewall_resource_not_found", fmt.Sprintf("server %d not found", r.Server.ID))
+			}
+		case r.Type == "label_selector" && r.LabelSelector != nil:
+			if _, err := parseSelector(r.LabelSelector.Selector); err != nil {
+				return errInvalid(field, err.Error())
+			}
+		default:
+			return errInvalid(field, fmt.Sprintf("resource type %q needs its matching server or label_selector field", r.Type))
+		}
+	}
+	return nil
+}
+
+func sameResource(a, b schema.FirewallResource) bool {
+	if a.Type != b.Type {
+		return false
+	}
+	if a.Type == "server" {
+		return a.Server != nil && b.Server != nil && a.Server.ID == b.Server.ID
+	}
+	return a.LabelSelector != nil && b.LabelSelector != nil && a.LabelSelector.Selector == b.LabelSelector.Selector
+}
+
+func (f *Fake) createFirewall(rq *request) (int, any, error) {
+	var req schema.FirewallCreateRequest
+	if err := rq.decode(&req); err != nil {
+		return 0, nil, err
+	}
+	if req.Name == "" {
+		return 0, nil, errInvalid("name", "name is required")
+	}
+	if f.firewallByName(req.Name) != nil {
+		return 0, nil, errUniqueness("name")
+	}
+	rules, err := checkRules(req.Rules)
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := f.checkApply("apply_to", req.ApplyTo); err != nil {
+		return 0, nil, err
+	}
+	if req.Labels != nil {
+		if err := checkLabels(*req.Labels); err != nil {
+			return 0, nil, err
+		}
+	}
+	fw := &schema.Firewall{ID: f.nextID(), Name: req.Name, Labels: labelsOrEmpty(req.Labels),
+		Created: rq.now.UTC().Truncate(time.Second), Rules: rules, AppliedTo: []schema.FirewallResource{}}
+	for _, r := range req.ApplyTo {
+		fw.AppliedTo = append(fw.AppliedTo, schema.FirewallResource{Type: r.Type, Server: r.Server, LabelSelector: r.LabelSelector})
+	}
+	f.firewalls[fw.ID] = fw
+	var actions []*action
+	for _, r := range req.ApplyTo {
+		actions = append(actions, f.newAction("apply_firewall", rq.now, f.applyRefs(fw.ID, r)...))
+	}
+	body := f.actionsBody(rq.now, actions...)
+	body["firewall"] = f.renderFirewall(fw)
+	return http.StatusCreated, body, nil
+}
+
+func (f *Fake) applyRefs(fwID int64, r schema.FirewallResource) []schema.ActionResourceReference {
+	refs := []schema.ActionResourceReference{ref("firewall", fwID)}
+	if r.Server != nil {
+		refs = append(refs, ref("server", r.Server.ID))
+	}
+	return refs
+}
+
+func (f *Fake) firewallAction(rq *request, fw *schema.Firewall, command string) (int, any, error) {
+	var actions []*action
+	switch command {
+	case "set_rules":
+		var req schema.FirewallActionSetRulesRequest
+		if err := rq.decode(&req); err != nil {
+			return 0, nil, err
+		}
+		rules, err := checkRules(req.Rules)
+		if err != nil {
+			return 0, nil, err
+		}
+		fw.Rules = rules
+		actions = append(actions, f.newAction("set_firewall_rules", rq.now, ref("firewall", fw.ID)))
+		for _, sid := range slices.Sorted(maps.Keys(f.servers)) {
+			if f.firewallAppliesTo(fw, f.servers[sid]) {
+				actions = append(actions, f.newAction("apply_firewall", rq.now, ref("firewall", fw.ID), ref("server", sid)))
+			}
+		}
+	case "apply_to_resources":
+		var req schema.FirewallActionApplyToResourcesRequest
+		if err := rq.decode(&req); err != nil {
+			return 0, nil, err
+		}
+		if err := f.checkApply("apply_to", req.ApplyTo); err != nil {
+			return 0, nil, err
+		}
+		for _, r := range req.ApplyTo {
+			if slices.ContainsFunc(fw.AppliedTo, func(x schema.FirewallResource) bool { return sameResource(x, r) }) {
+				return 0, nil, errCode(http.StatusConflict, "firewall_already_applied", fmt.Sprintf("firewall %d is already applied to this %s", fw.ID, r.Type))
+			}
+		}
+		for _, r := range req.ApplyTo {
+			fw.AppliedTo = append(fw.AppliedTo, schema.FirewallResource{Type: r.Type, Server: r.Server, LabelSelector: r.LabelSelector})
+			actions = append(actions, f.newAction("apply_firewall", rq.now, f.applyRefs(fw.ID, r)...))
+		}
+	case "remove_from_resources":
+		var req schema.FirewallActionRemoveFromResourcesRequest
+		if err := rq.decode(&req); err != nil {
+			return 0, nil, err
+		}
+		for _, r := range req.RemoveFrom {
+			i := slices.IndexFunc(fw.AppliedTo, func(x schema.FirewallResource) bool { return sameResource(x, r) })
+			if i < 0 {
+				return 0, nil, errCode(http.StatusConflict, "firewall_already_removed", fmt.Sprintf("firewall %d is not applied to this %s", fw.ID, r.Type))
+			}
+			fw.AppliedTo = slices.Delete(fw.AppliedTo, i, i+1)
+			actions = append(actions, f.newAction("remove_firewall", rq.now, f.applyRefs(fw.ID, r)...))
+		}
+	default:
+		return 0, nil, errNoRoute(rq)
+	}
+	return http.StatusCreated, f.actionsBody(rq.now, actions...), nil
+}
+
+// firewallAppliesTo reports whether a firewall covers a server, directly or
+// through a label selector.
+func (f *Fake) firewallAppliesTo(fw *schema.Firewall, ss *serverState) bool {
+	for _, r := range fw.AppliedTo {
+		if r.Type == "server" && r.Server != nil && r.Server.ID == ss.s.ID {
+			return true
+		}
+		if r.Type == "label_selector" && r.LabelSelector != nil {
+			if sel, err := parseSelector(r.LabelSelector.Selector); err == nil && sel.matches(ss.s.Labels) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// renderFirewall resolves label selectors into applied_to_resources.
+func (f *Fake) renderFirewall(fw *schema.Firewall) schema.Firewall {
+	out := *fw
+	out.Labels = maps.Clone(fw.Labels)
+	out.Rules = slices.Clone(fw.Rules)
+	out.AppliedTo = []schema.FirewallResource{}
+	for _, r := range fw.AppliedTo {
+		r.AppliedToResources = nil
+		if r.Type == "label_selector" && r.LabelSelector != nil {
+			sel, _ := parseSelector(r.LabelSelector.Selector)
+			for _, sid := range slices.Sorted(maps.Keys(f.servers)) {
+				if sel.matches(f.servers[sid].s.Labels) {
+					r.AppliedToResources = append(r.AppliedToResources,
+						schema.FirewallResource{Type: "server", Server: &schema.FirewallResourceServer{ID: sid}})
+				}
+			}
+		}
+		out.AppliedTo = append(out.AppliedTo, r)
+	}
+	return out
+}

@@ -1,0 +1,125 @@
+package hcloudfake_test
+
+import (
+	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hetznercloud/hcloud-go/v2/hcloud"
+	"golang.org/x/crypto/ssh"
+
+	"github.com/ohmytalos/ohmytalos/internal/sandbox/hcloudfake"
+)
+
+const token = "sandbox-token"
+
+// env is a fake behind a loopback HTTP server and a real hcloud-go client.
+type env struct {
+	fake   *hcloudfake.Fake
+	client *hcloud.Client
+	url    string
+}
+
+func newEnv(t *testing.T, opts hcloudfake.Options, clientOpts ...hcloud.ClientOption) *env {
+	t.Helper()
+	if opts.Token == "" {
+		opts.Token = token
+	}
+	f := hcloudfake.New(opts)
+	srv := httptest.NewServer(f)
+	t.Cleanup(srv.Close)
+	base := []hcloud.ClientOption{
+		hcloud.WithEndpoint(srv.URL),
+		hcloud.WithToken(token),
+		hcloud.WithPollOpts(hcloud.PollOpts{BackoffFunc: hcloud.ConstantBackoff(2 * time.Millisecond)}),
+		hcloud.WithRetryOpts(hcloud.RetryOpts{BackoffFunc: hcloud.ConstantBackoff(time.Millisecond), MaxRetries: 5}),
+	}
+	return &env{fake: f, client: hcloud.NewClient(append(base, clientOpts...)...), url: srv.URL}
+}
+
+func ctx(t *testing.T) context.Context {
+	t.Helper()
+	c, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+// wait waits for actions and fails the test on error.
+func (e *env) wait(t *testing.T, actions ...*hcloud.Action) {
+	t.Helper()
+	if err := e.client.Action.WaitFor(ctx(t), actions...); err != nil {
+		t.Fatalf("wait for actions: %v", err)
+	}
+}
+
+// clock is a settable test clock.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newClock() *clock { return &clock{now: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+// recorder records hook calls.
+type recorder struct {
+	mu     sync.Mutex
+	events []string
+	on     []hcloudfake.ServerInfo
+}
+
+func (r *recorder) ServerPoweredOn(s hcloudfake.ServerInfo) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, "on:"+s.Name)
+	r.on = append(r.on, s)
+}
+
+func (r *recorder) ServerPoweredOff(id int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, "off")
+}
+
+func (r *recorder) ServerDeleted(id int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.events = append(r.events, "deleted")
+}
+
+func (r *recorder) snapshot() ([]string, []hcloudfake.ServerInfo) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.events...), append([]hcloudfake.ServerInfo(nil), r.on...)
+}
+
+// newPublicKey returns a fresh ed25519 public key in authorized_keys format.
+func newPublicKey(t *testing.T) (string, ssh.PublicKey) {
+	t.Helper()
+	pub, _, err := ed25519.GenerateKey(rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := ssh.NewPublicKey(pub)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(ssh.MarshalAuthorizedKey(sp)), sp
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,94 @@
+package hcloudfake
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
+
+// InjectStatus makes the next count requests whose method matches (empty
+// matches any) and whose path starts with pathPrefix fail with status and the
+// error code Hetzner sends for it (429 rate_limit_exceeded, 500 server_error,
+// 502 bad_gateway, 503 service_error, 504 timeout, 409 conflict, ...).
+func (f *Fake) InjectStatus(method, pathPrefix string, status int, count int) {
+	if count <= 0 {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.injections = append(f.injections, &injection{method: strings.ToUpper(method), prefix: pathPrefix, status: status, count: count})
+}
+
+// FailActions makes the next count actions with this command (e.g.
+// "create_image") end in status "error" instead of "success".
+func (f *Fake) FailActions(command string, count int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failActions[command] += count
+}
+
+// SetUnavailable makes creating servers of serverType in location fail with
+// "resource_unavailable", as Hetzner answers when a type is sold out there.
+func (f *Fake) SetUnavailable(serverType, location string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.unavailable[[2]string{serverType, location}] = true
+}
+
+// SetLatency delays every request whose path starts with pathPrefix by d
+// (zero removes the delay). The longest matching prefix wins.
+func (f *Fake) SetLatency(pathPrefix string, d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if d <= 0 {
+		delete(f.latency, pathPrefix)
+		return
+	}
+	f.latency[pathPrefix] = d
+}
+
+// Stats returns a copy of the request counters.
+func (f *Fake) Stats() Stats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	s := f.stats
+	s.ByRoute = maps.Clone(f.stats.ByRoute)
+	return s
+}
+
+// Servers returns the current servers, ordered by ID.
+func (f *Fake) Servers() []ServerInfo {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	out := make([]ServerInfo, 0, len(f.servers))
+	for _, id := range slices.Sorted(maps.Keys(f.servers)) {
+		out = append(out, f.servers[id].info())
+	}
+	return out
+}
+
+// Counts returns the number of resources per kind: "servers", "networks",
+// "firewalls", "load_balancers", "placement_groups", "ssh_keys", "images"
+// (snapshots only), "volumes" and "primary_ips".
+func (f *Fake) Counts() map[string]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	snapshots := 0
+	for _, img := range f.images {
+		if img.Type == "snapshot" {
+			snapshots++
+		}
+	}
+	return map[string]int{
+		"servers":          len(f.servers),
+		"networks":         len(f.networks),
+		"firewalls":        len(f.firewalls),
+		"load_balancers":   len(f.lbs),
+		"placement_groups": len(f.pgroups),
+		"ssh_keys":         len(f.sshKeys),
+		"images":           snapshots,
+		"volumes":          len(f.volumes),
+		"primary_ips":      len(f.primaryIPs),
+	}
+}

@@ -1,0 +1,120 @@
+package hcloudfake
+
+import (
+	"fmt"
+	"net/http"
+	"slices"
+
+	"github.com/hetznercloud/hcloud-go/v2/hcloud/schema"
+)
+
+func (f *Fake) lbAction(rq *request, lb *schema.LoadBalancer, command string) (int, any, error) {
+	refs := []schema.ActionResourceReference{ref("load_balancer", lb.ID)}
+	switch command {
+	case "add_target":
+		var req schema.LoadBalancerActionAddTargetRequest
+		if err := rq.decode(&req); err != nil {
+			return 0, nil, err
+		}
+		t := schema.LoadBalancerTarget{Type: req.Type, UsePrivateIP: req.UsePrivateIP != nil && *req.UsePrivateIP}
+		if req.Server != nil {
+			t.Server = &schema.LoadBalancerTargetServer{ID: req.Server.ID}
+			refs = append(refs, ref("server", req.Server.ID))
+		}
+		if req.LabelSelector != nil {
+			t.LabelSelector = &schema.LoadBalancerTargetLabelSelector{Selector: req.LabelSelector.Selector}
+		}
+		if req.IP != nil {
+			t.IP = &schema.LoadBalancerTargetIP{IP: req.IP.IP}
+		}
+		if err := f.addTarget(lb, t); err != nil {
+			return 0, nil, err
+		}
+	case "remove_target":
+		var req schema.LoadBalancerActionRemoveTargetRequest
+		if err := rq.decode(&req); err != nil {
+			return 0, nil, err
+		}
+		t := schema.LoadBalancerTarget{Type: req.Type}
+		if req.Server != nil {
+			t.Server = &schema.LoadBalancerTargetServer{ID: req.Server.ID}
+		}
+		if req.LabelSelector != nil {
+			t.LabelSelector = &schema.LoadBalancerTargetLabelSelector{Selector: req.LabelSelector.Selector}
+		}
+		if req.IP != nil {
+			t.IP = &schema.LoadBalancerTargetIP{IP: req.IP.IP}
+		}
+		i := slices.IndexFunc(lb.Targets, func(x schema.LoadBalancerTarget) bool { return sameTarget(x, t) })
+		if i < 0 {
+			return 0, nil, errCode(http.StatusNotFound, "not_found", "target not found on the load balancer")
+		}
+		lb.Targets = slices.Delete(lb.Targets, i, i+1)
+	case "add_service":
+		var req schema.LoadBalancerActionAddServiceRequest
+		if err := rq.decode(&req); err != nil {
+			return 0, nil, err
+		}
+		var hc *schema.LoadBalancerCreateRequestServiceHealthCheck
+		if req.HealthCheck != nil {
+			hc = &schema.LoadBalancerCreateRequestServiceHealthCheck{Protocol: req.HealthCheck.Protocol, Port: req.HealthCheck.Port,
+				Interval: req.HealthCheck.Interval, Timeout: req.HealthCheck.Timeout, Retries: req.HealthCheck.Retries}
+		}
+		svc, err := service(req.Protocol, req.ListenPort, req.DestinationPort, req.Proxyprotocol, hc)
+		if err != nil {
+			return 0, nil, err
+		}
+		if err := f.addService(lb, svc); err != nil {
+			return 0, nil, err
+		}
+	case "delete_service":
+		var req schema.LoadBalancerDeleteServiceRequest
+		if err := rq.decode(&req); err != nil {
+			return 0, nil, err
+		}
+		i := slices.IndexFunc(lb.Services, func(s schema.LoadBalancerService) bool { return s.ListenPort == req.ListenPort })
+		if i < 0 {
+			return 0, nil, errCode(http.StatusNotFound, "not_found", fmt.Sprintf("no service listens on port %d", req.ListenPort))
+		}
+		lb.Services = slices.Delete(lb.Services, i, i+1)
+	case "attach_to_network":
+		var req schema.LoadBalancerActionAttachToNetworkRequest
+		if err := rq.decode(&req); err != nil {
+			return 0, nil, err
+		}
+		if _, ok := f.networks[req.Network]; !ok {
+			return 0, nil, errInvalid("network", fmt.Sprintf("network %d not found", req.Network))
+		}
+		want := ""
+		if req.IP != nil {
+			want = *req.IP
+		}
+		if err := f.attachLB(lb, req.Network, want); err != nil {
+			return 0, nil, err
+		}
+		refs = append(refs, ref("network", req.Network))
+	case "detach_from_network":
+		var req schema.LoadBalancerActionDetachFromNetworkRequest
+		if err := rq.decode(&req); err != nil {
+			return 0, nil, err
+		}
+		i := slices.IndexFunc(lb.PrivateNet, func(pn schema.LoadBalancerPrivateNet) bool { return pn.Network == req.Network })
+		if i < 0 {
+			return 0, nil, errCode(http.StatusNotFound, "not_found", fmt.Sprintf("load balancer %d is not attached to network %d", lb.ID, req.Network))
+		}
+		lb.PrivateNet = slices.Delete(lb.PrivateNet, i, i+1)
+		refs = append(refs, ref("network", req.Network))
+	case "change_algorithm":
+		var req schema.LoadBalancerActionChangeAlgorithmRequest
+		if err := rq.decode(&req); err != nil {
+			return 0, nil, err
+		}
+		if req.Type != "round_robin" && req.Type != "least_connections" {
+			return 0, nil, errInvalid("type", fmt.Sprintf("algorithm %q is not round_robin or least_connections", req.Type))
+		}
+		lb.Algorithm.Type = req.Type
+	default:
+		return 0, nil, errNoRoute(rq)
+	}
+	return http.StatusCreated, f.actionBody(f.newAction(command, rq.now, refs...), rq.now), nil
+}

@@ -1,0 +1,149 @@
+package hcloudfake
+
+import (
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+
+	"github.com/hetznercloud/hcloud-go/v2/hcloud/schema"
+)
+
+// addTarget validates and stores a target.
+func (f *Fake) addTarget(lb *schema.LoadBalancer, t schema.LoadBalancerTarget) error {
+	switch t.Type {
+	case "server":
+		if t.Server == nil {
+			return errInvalid("server", "a server target needs server.id")
+		}
+		ss, ok := f.servers[t.Server.ID]
+		if !ok {
+			return errInvalid("server", fmt.Sprintf("server %d not found", t.Server.ID))
+		}
+		if t.UsePrivateIP && !f.sharesNetwork(lb, ss) {
+			return errCode(http.StatusPreconditionFailed, "server_not_attached_to_network",
+				fmt.Sprintf("server %d is not attached to the load balancer's network", t.Server.ID))
+		}
+	case "label_selector":
+		if t.LabelSelector == nil {
+			return errInvalid("label_selector", "a label_selector target needs label_selector.selector")
+		}
+		if _, err := parseSelector(t.LabelSelector.Selector); err != nil {
+			return errInvalid("label_selector", err.Error())
+		}
+	case "ip":
+		if t.IP == nil {
+			return errInvalid("ip", "an ip target needs ip.ip")
+		}
+	default:
+		return errInvalid("type", fmt.Sprintf("target type %q is not one of server, label_selector, ip", t.Type))
+	}
+	if t.UsePrivateIP && len(lb.PrivateNet) == 0 {
+		return errCode(http.StatusPreconditionFailed, "load_balancer_not_attached_to_network",
+			"use_private_ip needs the load balancer attached to a network; attach it first")
+	}
+	if slices.ContainsFunc(lb.Targets, func(x schema.LoadBalancerTarget) bool { return sameTarget(x, t) }) {
+		return errCode(http.StatusConflict, "target_already_defined", "this target is already defined on the load balancer")
+	}
+	if len(lb.Targets) >= lb.LoadBalancerType.MaxTargets {
+		return errCode(http.StatusForbidden, "resource_limit_exceeded", fmt.Sprintf("%s allows at most %d targets", lb.LoadBalancerType.Name, lb.LoadBalancerType.MaxTargets))
+	}
+	lb.Targets = append(lb.Targets, schema.LoadBalancerTarget{Type: t.Type, Server: t.Server, LabelSelector: t.LabelSelector, IP: t.IP, UsePrivateIP: t.UsePrivateIP})
+	return nil
+}
+
+func sameTarget(a, b schema.LoadBalancerTarget) bool {
+	if a.Type != b.Type {
+		return false
+	}
+	switch a.Type {
+	case "server":
+		return a.Server != nil && b.Server != nil && a.Server.ID == b.Server.ID
+	case "label_selector":
+		return a.LabelSelector != nil && b.LabelSelector != nil && a.LabelSelector.Selector == b.LabelSelector.Selector
+	case "ip":
+		return a.IP != nil && b.IP != nil && a.IP.IP == b.IP.IP
+	}
+	return false
+}
+
+func (f *Fake) sharesNetwork(lb *schema.LoadBalancer, ss *serverState) bool {
+	for _, ln := range lb.PrivateNet {
+		for _, sn := range ss.s.PrivateNet {
+			if ln.Network == sn.Network {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// health reports one health status per service: healthy while the server runs.
+func (f *Fake) health(lb *schema.LoadBalancer, serverID int64) []schema.LoadBalancerTargetHealthStatus {
+	status := "unhealthy"
+	if ss, ok := f.servers[serverID]; ok && ss.s.Status == "running" {
+		status = "healthy"
+	}
+	out := []schema.LoadBalancerTargetHealthStatus{}
+	for _, s := range lb.Services {
+		out = append(out, schema.LoadBalancerTargetHealthStatus{ListenPort: s.ListenPort, Status: status})
+	}
+	return out
+}
+
+// resolveTargets returns the server targets a load balancer balances to:
+// direct server targets and the servers its label selectors match (with
+// use_private_ip, only servers in one of the load balancer's networks).
+func (f *Fake) resolveTargets(lb *schema.LoadBalancer) []schema.LoadBalancerTarget {
+	var out []schema.LoadBalancerTarget
+	for _, t := range lb.Targets {
+		switch t.Type {
+		case "server":
+			out = append(out, t)
+		case "label_selector":
+			out = append(out, f.selectorTargets(lb, t)...)
+		}
+	}
+	return out
+}
+
+func (f *Fake) selectorTargets(lb *schema.LoadBalancer, t schema.LoadBalancerTarget) []schema.LoadBalancerTarget {
+	sel, err := parseSelector(t.LabelSelector.Selector)
+	if err != nil {
+		return nil
+	}
+	var out []schema.LoadBalancerTarget
+	for _, sid := range slices.Sorted(maps.Keys(f.servers)) {
+		ss := f.servers[sid]
+		if !sel.matches(ss.s.Labels) || (t.UsePrivateIP && !f.sharesNetwork(lb, ss)) {
+			continue
+		}
+		out = append(out, schema.LoadBalancerTarget{Type: "server", Server: &schema.LoadBalancerTargetServer{ID: sid},
+			UsePrivateIP: t.UsePrivateIP, HealthStatus: f.health(lb, sid)})
+	}
+	return out
+}
+
+// renderLB resolves label selector targets and health statuses.
+func (f *Fake) renderLB(lb *schema.LoadBalancer) schema.LoadBalancer {
+	out := *lb
+	out.Labels = maps.Clone(lb.Labels)
+	out.PrivateNet = slices.Clone(lb.PrivateNet)
+	out.Services = slices.Clone(lb.Services)
+	out.Targets = []schema.LoadBalancerTarget{}
+	for _, t := range lb.Targets {
+		switch t.Type {
+		case "server":
+			t.HealthStatus = f.health(lb, t.Server.ID)
+		case "label_selector":
+			t.Targets = f.selectorTargets(lb, t)
+			if t.Targets == nil {
+				t.Targets = []schema.LoadBalancerTarget{}
+			}
+		case "ip":
+			t.HealthStatus = []schema.LoadBalancerTargetHealthStatus{}
+		}
+		out.Targets = append(out.Targets, t)
+	}
+	return out
+}

@@ -1,0 +1,387 @@
+package hcloudfake
+
+import (
+	"fmt"
+	"maps"
+	"net"
+	"net/http"
+	"net/netip"
+	"slices"
+	"time"
+
+	"github.com/hetznercloud/hcloud-go/v2/hcloud/schema"
+)
+
+// networkState is a private network; its servers and load balancers are
+// derived from their private_net entries at render time.
+type networkState struct {
+	n schema.Network
+}
+
+func (f *Fake) serveNetworks(rq *request) (int, any, error) {
+	switch {
+	case len(rq.segs) == 1 && rq.method == http.MethodGet:
+		items := make([]schema.Network, 0, len(f.networks))
+		for _, ns := range f.networks {
+			items = append(items, f.renderNetwork(ns))
+		}
+		out, err := listResponse(rq.query, "networks", items, accessor[schema.Network]{
+			id:     func(n schema.Network) int64 { return n.ID },
+			name:   func(n schema.Network) string { return n.Name },
+			labels: func(n schema.Network) map[string]string { return n.Labels },
+		})
+		return http.StatusOK, out, err
+	case len(rq.segs) == 1 && rq.method == http.MethodPost:
+		return f.createNetwork(rq)
+	case len(rq.segs) == 1:
+		return 0, nil, errMethod(rq)
+	}
+	id, err := rq.idAt(1)
+	if err != nil {
+		return 0, nil, err
+	}
+	ns, ok := f.networks[id]
+	if !ok {
+		return 0, nil, errNotFound("network", id)
+	}
+	if len(rq.segs) == 4 && rq.segs[2] == "actions" && rq.method == http.MethodPost {
+		return f.networkAction(rq, ns, rq.segs[3])
+	}
+	if len(rq.segs) != 2 {
+		return 0, nil, errNoRoute(rq)
+	}
+	switch rq.method {
+	case http.MethodGet:
+		return http.StatusOK, map[string]any{"network": f.renderNetwork(ns)}, nil
+	case http.MethodPut:
+		var req schema.NetworkUpdateRequest
+		if err := rq.decode(&req); err != nil {
+			return 0, nil, err
+		}
+		if req.Name != "" && req.Name != ns.n.Name {
+			if f.networkByName(req.Name) != nil {
+				return 0, nil, errUniqueness("name")
+			}
+			ns.n.Name = req.Name
+		}
+		if req.Labels != nil {
+			if err := checkLabels(*req.Labels); err != nil {
+				return 0, nil, err
+			}
+			ns.n.Labels = maps.Clone(*req.Labels)
+		}
+		if req.ExposeRoutesToVSwitch != nil {
+			ns.n.ExposeRoutesToVSwitch = *req.ExposeRoutesToVSwitch
+		}
+		return http.StatusOK, map[string]any{"network": f.renderNetwork(ns)}, nil
+	case http.MethodDelete:
+		// Hetzner detaches attached servers and load balancers automatically.
+		for _, ss := range f.servers {
+			ss.s.PrivateNet = slices.DeleteFunc(ss.s.PrivateNet, func(pn schema.ServerPrivateNet) bool { return pn.Network == id })
+		}
+		for _, lb := range f.lbs {
+			lb.PrivateNet = slices.DeleteFunc(lb.PrivateNet, func(pn schema.LoadBalancerPrivateNet) bool { return pn.Network == id })
+		}
+		delete(f.networks, id)
+		return http.StatusNoContent, nil, nil
+	}
+	return 0, nil, errMethod(rq)
+}
+
+func (f *Fake) networkByName(name string) *networkState {
+	for _, ns := range f.networks {
+		if ns.n.Name == name {
+			return ns
+		}
+	}
+	return nil
+}
+
+// parseIPv4Prefix parses a canonical IPv4 CIDR as Hetzner requires for ip_range.
+func parseIPv4Prefix(field, s string) (netip.Prefix, error) {
+	p, err := netip.ParsePrefix(s)
+	if err != nil || !p.Addr().Is4() {
+		return netip.Prefix{}, errInvalid(field, fmt.Sprintf("%q is not an IPv4 CIDR range", s))
+	}
+	if p.Masked() != p {
+		return netip.Prefix{}, errInvalid(field, fmt.Sprintf("%q has host bits set; use %s", s, p.Masked()))
+	}
+	return p, nil
+}
+
+func (f *Fake) createNetwork(rq *request) (int, any, error) {
+	var req schema.NetworkCreateRequest
+	if err := rq.decode(&req); err != nil {
+		return 0, nil, err
+	}
+	if req.Name == "" {
+		return 0, nil, errInvalid("name", "name is required")
+	}
+	if f.networkByName(req.Name) != nil {
+		return 0, nil, errUniqueness("name")
+	}
+	if _, err := parseIPv4Prefix("ip_range", req.IPRange); err != nil {
+		return 0, nil, err
+	}
+	if req.Labels != nil {
+		if err := checkLabels(*req.Labels); err != nil {
+			return 0, nil, err
+		}
+	}
+	ns := &networkState{n: schema.Network{ID: f.nextID(), Name: req.Name, Created: rq.now.UTC().Truncate(time.Second),
+		IPRange: req.IPRange, Subnets: []schema.NetworkSubnet{}, Routes: []schema.NetworkRoute{},
+		Labels: labelsOrEmpty(req.Labels), ExposeRoutesToVSwitch: req.ExposeRoutesToVSwitch}}
+	for _, sn := range req.Subnets {
+		if err := addSubnet(ns, schema.NetworkActionAddSubnetRequest{Type: sn.Type, IPRange: sn.IPRange, NetworkZone: sn.NetworkZone}); err != nil {
+			return 0, nil, err
+		}
+	}
+	for _, r := range req.Routes {
+		if err := addRoute(ns, r); err != nil {
+			return 0, nil, err
+		}
+	}
+	f.networks[ns.n.ID] = ns
+	return http.StatusCreated, map[string]any{"network": f.renderNetwork(ns)}, nil
+}
+
+var networkZones = []string{"eu-central", "us-east", "us-west", "ap-southeast"}
+
+func addSubnet(ns *networkState, req schema.NetworkActionAddSubnetRequest) error {
+	if req.Type != "cloud" && req.Type != "server" && req.Type != "vswitch" {
+		return errInvalid("type", fmt.Sprintf("subnet type %q is invalid; use cloud", req.Type))
+	}
+	if !slices.Contains(networkZones, req.NetworkZone) {
+		return errInvalid("network_zone", fmt.Sprintf("network zone %q does not exist; use one of %v", req.NetworkZone, networkZones))
+	}
+	parent, _ := netip.ParsePrefix(ns.n.IPRange)
+	var sub netip.Prefix
+	if req.IPRange == "" {
+		// Hetzner picks the next free /24 when no range is given.
+		for cand := (netip.PrefixFrom(parent.Addr(), 24)); parent.Contains(cand.Addr()); {
+			if !overlapsSubnet(ns, cand) {
+				sub = cand
+				break
+			}
+			next := cand.Addr().As4()
+			next[2]++
+			if next[2] == 0 {
+				next[1]++
+			}
+			cand = netip.PrefixFrom(netip.AddrFrom4(next), 24)
+		}
+		if !sub.IsValid() {
+			return errCode(http.StatusPreconditionFailed, "no_subnet_available", "no free /24 left in "+ns.n.IPRange)
+		}
+	} else {
+		var err error
+		if sub, err = parseIPv4Prefix("ip_range", req.IPRange); err != nil {
+			return err
+		}
+		if !parent.Contains(sub.Addr()) || sub.Bits() < parent.Bits() {
+			return errInvalid("ip_range", fmt.Sprintf("subnet %s is not inside the network range %s", sub, parent))
+		}
+		if overlapsSubnet(ns, sub) {
+			return errCode(http.StatusConflict, "networks_overlap", fmt.Sprintf("subnet %s overlaps an existing subnet of network %d", sub, ns.n.ID))
+		}
+	}
+	gw := parent.Addr().Next()
+	ns.n.Subnets = append(ns.n.Subnets, schema.NetworkSubnet{Type: req.Type, IPRange: sub.String(), NetworkZone: req.NetworkZone,
+		Gateway: gw.String(), VSwitchID: req.VSwitchID})
+	return nil
+}
+
+func overlapsSubnet(ns *networkState, p netip.Prefix) bool {
+	for _, s := range ns.n.Subnets {
+		if q, err := netip.ParsePrefix(s.IPRange); err == nil && q.Overlaps(p) {
+			return true
+		}
+	}
+	return false
+}
+
+func addRoute(ns *networkState, r schema.NetworkRoute) error {
+	if _, err := parseIPv4Prefix("destination", r.Destination); err != nil {
+		return err
+	}
+	gw, err := netip.ParseAddr(r.Gateway)
+	parent, _ := netip.ParsePrefix(ns.n.IPRange)
+	if err != nil || !parent.Contains(gw) {
+		return errInvalid("gateway", fmt.Sprintf("gateway %q must be an address inside %s", r.Gateway, ns.n.IPRange))
+	}
+	if slices.Contains(ns.n.Routes, r) {
+		return errCode(http.StatusConflict, "uniqueness_error", fmt.Sprintf("route to %s via %s already exists", r.Destination, r.Gateway))
+	}
+	ns.n.Routes = append(ns.n.Routes, r)
+	return nil
+}
+
+func (f *Fake) networkAction(rq *request, ns *networkState, command string) (int, any, error) {
+	switch command {
+	case "add_subnet":
+		var req schema.NetworkActionAddSubnetRequest
+		if err := rq.decode(&req); err != nil {
+			return 0, nil, err
+		}
+		if err := addSubnet(ns, req); err != nil {
+			return 0, nil, err
+		}
+	case "delete_subnet":
+		var req schema.NetworkActionDeleteSubnetRequest
+		if err := rq.decode(&req); err != nil {
+			return 0, nil, err
+		}
+		i := slices.IndexFunc(ns.n.Subnets, func(s schema.NetworkSubnet) bool { return s.IPRange == req.IPRange })
+		if i < 0 {
+			return 0, nil, errCode(http.StatusNotFound, "not_found", fmt.Sprintf("subnet %s not found in network %d", req.IPRange, ns.n.ID))
+		}
+		sub, _ := netip.ParsePrefix(req.IPRange)
+		for ip := range f.usedIPs(ns.n.ID) {
+			if a, err := netip.ParseAddr(ip); err == nil && sub.Contains(a) {
+				return 0, nil, errCode(http.StatusConflict, "resource_in_use", fmt.Sprintf("subnet %s still has attached resources (%s); detach them first", req.IPRange, ip))
+			}
+		}
+		ns.n.Subnets = slices.Delete(ns.n.Subnets, i, i+1)
+	case "add_route":
+		var req schema.NetworkActionAddRouteRequest
+		if err := rq.decode(&req); err != nil {
+			return 0, nil, err
+		}
+		if err := addRoute(ns, schema.NetworkRoute{Destination: req.Destination, Gateway: req.Gateway}); err != nil {
+			return 0, nil, err
+		}
+	case "delete_route":
+		var req schema.NetworkActionDeleteRouteRequest
+		if err := rq.decode(&req); err != nil {
+			return 0, nil, err
+		}
+		i := slices.Index(ns.n.Routes, schema.NetworkRoute{Destination: req.Destination, Gateway: req.Gateway})
+		if i < 0 {
+			return 0, nil, errCode(http.StatusNotFound, "not_found", fmt.Sprintf("route to %s via %s not found", req.Destination, req.Gateway))
+		}
+		ns.n.Routes = slices.Delete(ns.n.Routes, i, i+1)
+	case "change_protection":
+		var req schema.NetworkActionChangeProtectionRequest
+		if err := rq.decode(&req); err != nil {
+			return 0, nil, err
+		}
+		if req.Delete != nil {
+			ns.n.Protection.Delete = *req.Delete
+		}
+	default:
+		return 0, nil, errNoRoute(rq)
+	}
+	a := f.newAction(command, rq.now, ref("network", ns.n.ID))
+	return http.StatusCreated, f.actionBody(a, rq.now), nil
+}
+
+// renderNetwork fills in the attached servers and load balancers.
+func (f *Fake) renderNetwork(ns *networkState) schema.Network {
+	n := ns.n
+	n.Labels = maps.Clone(n.Labels)
+	n.Subnets = slices.Clone(n.Subnets)
+	n.Routes = slices.Clone(n.Routes)
+	n.Servers, n.LoadBalancers = []int64{}, []int64{}
+	for _, id := range slices.Sorted(maps.Keys(f.servers)) {
+		if slices.ContainsFunc(f.servers[id].s.PrivateNet, func(pn schema.ServerPrivateNet) bool { return pn.Network == ns.n.ID }) {
+			n.Servers = append(n.Servers, id)
+		}
+	}
+	for _, id := range slices.Sorted(maps.Keys(f.lbs)) {
+		if slices.ContainsFunc(f.lbs[id].PrivateNet, func(pn schema.LoadBalancerPrivateNet) bool { return pn.Network == ns.n.ID }) {
+			n.LoadBalancers = append(n.LoadBalancers, id)
+		}
+	}
+	return n
+}
+
+// usedIPs maps every private IP in use in a network (server IPs, alias IPs,
+// load balancer IPs) to the primary IP of its owner.
+func (f *Fake) usedIPs(networkID int64) map[string]string {
+	used := map[string]string{}
+	for _, ss := range f.servers {
+		for _, pn := range ss.s.PrivateNet {
+			if pn.Network != networkID {
+				continue
+			}
+			used[pn.IP] = pn.IP
+			for _, a := range pn.AliasIPs {
+				used[a] = pn.IP
+			}
+		}
+	}
+	for _, lb := range f.lbs {
+		for _, pn := range lb.PrivateNet {
+			if pn.Network == networkID {
+				used[pn.IP] = pn.IP
+			}
+		}
+	}
+	return used
+}
+
+// subnetFor returns the subnet of a network containing ip, or nil.
+func (f *Fake) subnetFor(networkID int64, ip net.IP) *schema.NetworkSubnet {
+	ns, ok := f.networks[networkID]
+	if !ok {
+		return nil
+	}
+	addr, ok := netip.AddrFromSlice(ip.To4())
+	if !ok {
+		return nil
+	}
+	for i, s := range ns.n.Subnets {
+		if p, err := netip.ParsePrefix(s.IPRange); err == nil && p.Contains(addr) {
+			return &ns.n.Subnets[i]
+		}
+	}
+	return nil
+}
+
+// allocatePrivateIP returns want (checked) or the first free address of a
+// subnet in the zone. The network's first address is its gateway; the first
+// and last addresses of a subnet are not handed out.
+func (f *Fake) allocatePrivateIP(networkID int64, zone, want string) (string, error) {
+	ns, ok := f.networks[networkID]
+	if !ok {
+		return "", errInvalid("network", fmt.Sprintf("network %d not found", networkID))
+	}
+	used := f.usedIPs(networkID)
+	parent, _ := netip.ParsePrefix(ns.n.IPRange)
+	gateway := parent.Addr().Next()
+	if want != "" {
+		ip := net.ParseIP(want)
+		sub := f.subnetFor(networkID, ip)
+		if ip == nil || sub == nil {
+			return "", errInvalid("ip", fmt.Sprintf("ip %q is not inside a subnet of network %d", want, networkID))
+		}
+		if sub.NetworkZone != zone {
+			return "", errInvalid("ip", fmt.Sprintf("subnet %s is in zone %s, the resource is in %s", sub.IPRange, sub.NetworkZone, zone))
+		}
+		if used[ip.String()] != "" || ip.String() == gateway.String() {
+			return "", errCode(http.StatusConflict, "ip_not_available", fmt.Sprintf("ip %s is already used in network %d", want, networkID))
+		}
+		return ip.String(), nil
+	}
+	zoneMatch := false
+	for _, s := range ns.n.Subnets {
+		if s.NetworkZone != zone || s.Type == "vswitch" {
+			continue
+		}
+		zoneMatch = true
+		p, err := netip.ParsePrefix(s.IPRange)
+		if err != nil {
+			continue
+		}
+		for a := p.Addr().Next(); p.Contains(a) && p.Contains(a.Next()); a = a.Next() {
+			if a != gateway && used[a.String()] == "" {
+				return a.String(), nil
+			}
+		}
+	}
+	if !zoneMatch {
+		return "", errCode(http.StatusPreconditionFailed, "no_subnet_available",
+			fmt.Sprintf("network %d has no subnet in network zone %s; add one with add_subnet", networkID, zone))
+	}
+	return "", errCode(http.StatusPreconditionFailed, "no_subnet_available", fmt.Sprintf("all subnets of network %d in %s are full", networkID, zone))
+}

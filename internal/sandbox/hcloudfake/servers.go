@@ -1,0 +1,371 @@
+package hcloudfake
+
+import (
+	"crypto/rand"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/hetznercloud/hcloud-go/v2/hcloud/schema"
+)
+
+// maxUserData is Hetzner's user_data limit: 32 KiB.
+const maxUserData = 32 * 1024
+
+// maxPlacementGroupServers is the size limit of a spread placement group.
+const maxPlacementGroupServers = 10
+
+// serverState is a fake server: its API view plus what only the sandbox sees.
+type serverState struct {
+	s          schema.Server // firewalls, load balancers, volumes are filled in at render time
+	userData   string
+	rescueKeys []string // authorized keys of the rescue system, OpenSSH format
+	inRescue   bool     // the current boot is into the rescue system
+	imageID    int64
+	pgroup     int64
+}
+
+// info returns the sandbox's view of the server.
+func (ss *serverState) info() ServerInfo {
+	info := ServerInfo{ID: ss.s.ID, Name: ss.s.Name, PublicIPv4: ss.s.PublicNet.IPv4.IP, UserData: ss.userData,
+		Rescue: ss.inRescue, RescueSSHKeys: slices.Clone(ss.rescueKeys), ImageID: ss.imageID,
+		Labels: maps.Clone(ss.s.Labels), ServerType: ss.s.ServerType.Name, Location: ss.s.Location.Name}
+	for _, pn := range ss.s.PrivateNet {
+		info.PrivateIPs = append(info.PrivateIPs, pn.IP)
+	}
+	return info
+}
+
+// serveServers serves /servers and /servers/{id}[/actions/{command}].
+func (f *Fake) serveServers(rq *request) (int, any, error) {
+	switch {
+	case len(rq.segs) == 1 && rq.method == http.MethodGet:
+		items := make([]schema.Server, 0, len(f.servers))
+		statuses := rq.query["status"]
+		for _, ss := range f.servers {
+			if len(statuses) == 0 || slices.Contains(statuses, ss.s.Status) {
+				items = append(items, f.renderServer(ss))
+			}
+		}
+		out, err := listResponse(rq.query, "servers", items, accessor[schema.Server]{
+			id:     func(s schema.Server) int64 { return s.ID },
+			name:   func(s schema.Server) string { return s.Name },
+			labels: func(s schema.Server) map[string]string { return s.Labels },
+			field:  func(s schema.Server, _ string) string { return s.Status },
+		})
+		return http.StatusOK, out, err
+	case len(rq.segs) == 1 && rq.method == http.MethodPost:
+		return f.createServer(rq)
+	case len(rq.segs) == 1:
+		return 0, nil, errMethod(rq)
+	}
+	id, err := rq.idAt(1)
+	if err != nil {
+		return 0, nil, err
+	}
+	ss, ok := f.servers[id]
+	if !ok {
+		return 0, nil, errNotFound("server", id)
+	}
+	if len(rq.segs) == 4 && rq.segs[2] == "actions" && rq.method == http.MethodPost {
+		return f.serverAction(rq, ss, rq.segs[3])
+	}
+	if len(rq.segs) != 2 {
+		return 0, nil, errNoRoute(rq)
+	}
+	switch rq.method {
+	case http.MethodGet:
+		return http.StatusOK, map[string]any{"server": f.renderServer(ss)}, nil
+	case http.MethodPut:
+		var req schema.ServerUpdateRequest
+		if err := rq.decode(&req); err != nil {
+			return 0, nil, err
+		}
+		if req.Name != "" && req.Name != ss.s.Name {
+			if f.serverByName(req.Name) != nil {
+				return 0, nil, errUniqueness("name")
+			}
+			ss.s.Name = req.Name
+		}
+		if req.Labels != nil {
+			if err := checkLabels(*req.Labels); err != nil {
+				return 0, nil, err
+			}
+			ss.s.Labels = maps.Clone(*req.Labels)
+		}
+		return http.StatusOK, map[string]any{"server": f.renderServer(ss)}, nil
+	case http.MethodDelete:
+		a := f.deleteServer(ss, rq.now)
+		return http.StatusOK, f.actionBody(a, rq.now), nil
+	}
+	return 0, nil, errMethod(rq)
+}
+
+func (f *Fake) serverByName(name string) *serverState {
+	for _, ss := range f.servers {
+		if ss.s.Name == name {
+			return ss
+		}
+	}
+	return nil
+}
+
+// checkLabels validates label keys and values as Hetzner does (roughly:
+// DNS-label-like keys with an optional prefix, values up to 63 characters).
+func checkLabels(labels map[string]string) error {
+	for k, v := range labels {
+		if err := checkKey(k); err != nil || len(k) > 317 {
+			return errInvalid("labels", fmt.Sprintf("invalid label key %q", k))
+		}
+		if len(v) > 63 {
+			return errInvalid("labels", fmt.Sprintf("label value of %q is longer than 63 characters", k))
+		}
+	}
+	return nil
+}
+
+func labelsOrEmpty(p *map[string]string) map[string]string {
+	if p == nil || *p == nil {
+		return map[string]string{}
+	}
+	return maps.Clone(*p)
+}
+
+func (f *Fake) createServer(rq *request) (int, any, error) {
+	var req schema.ServerCreateRequest
+	if err := rq.decode(&req); err != nil {
+		return 0, nil, err
+	}
+	if req.Name == "" {
+		return 0, nil, errInvalid("name", "name is required")
+	}
+	if f.serverByName(req.Name) != nil {
+		return 0, nil, errUniqueness("name")
+	}
+	st, ok := f.cat.serverType(req.ServerType)
+	if !ok {
+		return 0, nil, errInvalid("server_type", fmt.Sprintf("server type %v not found", idOrNameString(req.ServerType)))
+	}
+	locName := req.Location
+	if locName == "" {
+		locName = "fsn1"
+		for _, stl := range st.Locations {
+			if stl.Available {
+				locName = stl.Name
+				break
+			}
+		}
+	}
+	loc := f.cat.location(locName)
+	if loc.ID == 0 {
+		return 0, nil, errInvalid("location", fmt.Sprintf("location %q not found", locName))
+	}
+	if err := f.checkOrderable(st, loc.Name); err != nil {
+		return 0, nil, err
+	}
+	img, err := f.resolveImage(req.Image, st.Architecture)
+	if err != nil {
+		return 0, nil, err
+	}
+	if len(req.UserData) > maxUserData {
+		return 0, nil, errInvalid("user_data", fmt.Sprintf("user_data is %d bytes, longer than the 32 KiB (32768 bytes) Hetzner accepts", len(req.UserData)))
+	}
+	var labels map[string]string
+	if req.Labels != nil {
+		if err := checkLabels(*req.Labels); err != nil {
+			return 0, nil, err
+		}
+	}
+	labels = labelsOrEmpty(req.Labels)
+	for _, k := range req.SSHKeys {
+		if _, ok := f.sshKeys[k]; !ok {
+			return 0, nil, errInvalid("ssh_keys", fmt.Sprintf("ssh key %d not found", k))
+		}
+	}
+	for _, n := range req.Networks {
+		if _, ok := f.networks[n]; !ok {
+			return 0, nil, errInvalid("networks", fmt.Sprintf("network %d not found", n))
+		}
+	}
+	for _, fw := range req.Firewalls {
+		if _, ok := f.firewalls[fw.Firewall]; !ok {
+			return 0, nil, errInvalid("firewalls", fmt.Sprintf("firewall %d not found", fw.Firewall))
+		}
+	}
+	if req.PlacementGroup != 0 {
+		if _, ok := f.pgroups[req.PlacementGroup]; !ok {
+			return 0, nil, errInvalid("placement_group", fmt.Sprintf("placement group %d not found", req.PlacementGroup))
+		}
+		if n := len(f.placementGroupServers(req.PlacementGroup)); n >= maxPlacementGroupServers {
+			return 0, nil, errCode(http.StatusPreconditionFailed, "placement_error",
+				fmt.Sprintf("placement group %d already holds %d servers, the most a spread group allows", req.PlacementGroup, n))
+		}
+	}
+	for _, v := range req.Volumes {
+		vol, ok := f.volumes[v]
+		if !ok {
+			return 0, nil, errInvalid("volumes", fmt.Sprintf("volume %d not found", v))
+		}
+		if vol.Server != nil {
+			return 0, nil, errCode(http.StatusConflict, "volume_already_attached", fmt.Sprintf("volume %d is already attached to server %d", v, *vol.Server))
+		}
+	}
+	enableV4, enableV6 := true, true
+	if req.PublicNet != nil {
+		enableV4, enableV6 = req.PublicNet.EnableIPv4 || req.PublicNet.IPv4ID != 0, req.PublicNet.EnableIPv6 || req.PublicNet.IPv6ID != 0
+	}
+	for _, pid := range []int64{pubID(req.PublicNet, 4), pubID(req.PublicNet, 6)} {
+		if pid == 0 {
+			continue
+		}
+		pip, ok := f.primaryIPs[pid]
+		if !ok {
+			return 0, nil, errInvalid("public_net", fmt.Sprintf("primary ip %d not found", pid))
+		}
+		if pip.AssigneeID != nil {
+			return 0, nil, errCode(http.StatusConflict, "primary_ip_assigned", fmt.Sprintf("primary ip %d is already assigned to server %d", pid, *pip.AssigneeID))
+		}
+	}
+
+	id := f.nextID()
+	now := rq.now.UTC().Truncate(time.Second)
+	ss := &serverState{userData: req.UserData, imageID: img.ID, pgroup: req.PlacementGroup}
+	ss.s = schema.Server{ID: id, Name: req.Name, Status: "initializing", Created: now, ServerType: st,
+		IncludedTraffic: 20 * tib, Location: loc, Image: img, Labels: labels, PrimaryDiskSize: st.Disk,
+		PrivateNet: []schema.ServerPrivateNet{}}
+	if enableV4 {
+		pip, err := f.assignPrimaryIP(pubID(req.PublicNet, 4), "ipv4", ss, now)
+		if err != nil {
+			return 0, nil, err
+		}
+		ss.s.PublicNet.IPv4 = schema.ServerPublicNetIPv4{ID: pip.ID, IP: pip.IP, DNSPtr: fmt.Sprintf("static.%s.clients.your-server.de", pip.IP)}
+	}
+	if enableV6 {
+		pip, err := f.assignPrimaryIP(pubID(req.PublicNet, 6), "ipv6", ss, now)
+		if err != nil {
+			return 0, nil, err
+		}
+		ss.s.PublicNet.IPv6 = schema.ServerPublicNetIPv6{ID: pip.ID, IP: pip.IP, DNSPtr: []schema.ServerPublicNetIPv6DNSPtr{}}
+	}
+	for _, n := range req.Networks {
+		ip, err := f.allocatePrivateIP(n, loc.NetworkZone, "")
+		if err != nil {
+			f.releasePrimaryIPs(ss)
+			return 0, nil, err
+		}
+		ss.s.PrivateNet = append(ss.s.PrivateNet, schema.ServerPrivateNet{Network: n, IP: ip, AliasIPs: []string{}, MACAddress: macFor(id, n)})
+	}
+	f.servers[id] = ss
+	for _, fw := range req.Firewalls {
+		f.firewalls[fw.Firewall].AppliedTo = append(f.firewalls[fw.Firewall].AppliedTo,
+			schema.FirewallResource{Type: "server", Server: &schema.FirewallResourceServer{ID: id}})
+	}
+	for _, v := range req.Volumes {
+		sid := id
+		f.volumes[v].Server = &sid
+	}
+
+	start := req.StartAfterCreate == nil || *req.StartAfterCreate
+	create := f.newAction("create_server", rq.now, ref("server", id))
+	create.onSuccess = func(time.Time) {
+		if s, ok := f.servers[id]; ok {
+			if start {
+				f.boot(s)
+			} else {
+				s.s.Status = "off"
+			}
+		}
+	}
+	create.onError = func(time.Time) {
+		if s, ok := f.servers[id]; ok {
+			s.s.Status = "off"
+		}
+	}
+	var next []*action
+	if start {
+		next = append(next, f.newAction("start_server", rq.now, ref("server", id)))
+	}
+	for _, n := range req.Networks {
+		next = append(next, f.newAction("attach_to_network", rq.now, ref("server", id), ref("network", n)))
+	}
+	body := map[string]any{"server": f.renderServer(ss), "action": create.render(rq.now),
+		"next_actions": f.actionsBody(rq.now, next...)["actions"], "root_password": nil}
+	if len(req.SSHKeys) == 0 {
+		body["root_password"] = randomPassword()
+	}
+	return http.StatusCreated, body, nil
+}
+
+func pubID(pn *schema.ServerCreatePublicNet, family int) int64 {
+	if pn == nil {
+		return 0
+	}
+	if family == 4 {
+		return pn.IPv4ID
+	}
+	return pn.IPv6ID
+}
+
+func idOrNameString(v schema.IDOrName) string {
+	if v.ID != 0 {
+		return strconv.FormatInt(v.ID, 10)
+	}
+	return strconv.Quote(v.Name)
+}
+
+// checkOrderable rejects server types that cannot be ordered in a location.
+func (f *Fake) checkOrderable(st schema.ServerType, loc string) error {
+	if f.unavailable[[2]string{st.Name, loc}] {
+		return errCode(http.StatusPreconditionFailed, "resource_unavailable",
+			fmt.Sprintf("server type %s is currently unavailable in %s; try another location or type", st.Name, loc))
+	}
+	for _, stl := range st.Locations {
+		if stl.Name != loc {
+			continue
+		}
+		if !stl.Available {
+			return errCode(http.StatusPreconditionFailed, "resource_unavailable",
+				fmt.Sprintf("server type %s can no longer be ordered in %s; choose a current type", st.Name, loc))
+		}
+		return nil
+	}
+	return errInvalid("location", fmt.Sprintf("server type %s is not offered in %s", st.Name, loc))
+}
+
+// resolveImage finds an available image by ID, or by name for the architecture.
+func (f *Fake) resolveImage(v schema.IDOrName, arch string) (*schema.Image, error) {
+	for _, id := range slices.Sorted(maps.Keys(f.images)) {
+		img := f.images[id]
+		match := (v.ID != 0 && img.ID == v.ID) || (v.ID == 0 && img.Name != nil && *img.Name == v.Name && img.Architecture == arch)
+		if !match {
+			continue
+		}
+		if img.Architecture != arch {
+			return nil, errInvalid("image", fmt.Sprintf("image %d is for %s, the server type is %s", img.ID, img.Architecture, arch))
+		}
+		if img.Status != "available" {
+			return nil, errCode(http.StatusPreconditionFailed, "resource_unavailable", fmt.Sprintf("image %d is %s, not available yet", img.ID, img.Status))
+		}
+		out := *img
+		return &out, nil
+	}
+	return nil, errInvalid("image", fmt.Sprintf("image %s not found for architecture %s", idOrNameString(v), arch))
+}
+
+func macFor(serverID, networkID int64) string {
+	return fmt.Sprintf("86:00:%02x:%02x:%02x:%02x", byte(networkID), byte(serverID>>16), byte(serverID>>8), byte(serverID))
+}
+
+// randomPassword is a root password as Hetzner returns for servers without SSH keys.
+func randomPassword() string {
+	const alphabet = "abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789"
+	b := make([]byte, 20)
+	_, _ = rand.Read(b)
+	for i := range b {
+		b[i] = alphabet[int(b[i])%len(alphabet)]
+	}
+	return string(b)
+}

@@ -1,0 +1,185 @@
+package talosapi
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+
+	"github.com/cosi-project/runtime/pkg/safe"
+	"github.com/siderolabs/talos/pkg/machinery/api/machine"
+	"github.com/siderolabs/talos/pkg/machinery/client"
+	"github.com/siderolabs/talos/pkg/machinery/nethelpers"
+	"github.com/siderolabs/talos/pkg/machinery/resources/network"
+	"google.golang.org/grpc/codes"
+)
+
+// Member is one etcd member.
+type Member struct {
+	Name     string
+	ID       string // hex, as talosctl etcd members prints it
+	Learner  bool
+	PeerURLs []string
+}
+
+// Link is a network link as the node sees it (network.LinkStatus).
+type Link struct {
+	Name         string
+	Up           bool
+	MTU          int
+	HardwareAddr string
+}
+
+// Address is an address assigned to a link (network.AddressStatus).
+type Address struct {
+	Link string
+	CIDR string
+}
+
+// EtcdMembers lists the etcd members as seen by the node. Before bootstrap
+// the node answers Unavailable (etcd does not run), which IsRetryable reports.
+func (c *Client) EtcdMembers(ctx context.Context) ([]Member, error) {
+	resp, err := c.c.EtcdMemberList(ctx, &machine.EtcdMemberListRequest{})
+	if err != nil {
+		return nil, c.wrap("list etcd members", err)
+	}
+
+	var out []Member
+
+	for _, msg := range resp.GetMessages() {
+		for _, m := range msg.GetMembers() {
+			out = append(out, Member{
+				Name:     m.GetHostname(),
+				ID:       strconv.FormatUint(m.GetId(), 16),
+				Learner:  m.GetIsLearner(),
+				PeerURLs: m.GetPeerUrls(),
+			})
+		}
+	}
+
+	return out, nil
+}
+
+// BootstrapOnce bootstraps etcd on this node unless the cluster already is:
+// it checks the member list first and calls Bootstrap only when etcd is not
+// running; Talos' answer to a repeated bootstrap (AlreadyExists "etcd data
+// directory is not empty") counts as done. It reports whether this call
+// bootstrapped the cluster. Always use the same control plane: a node that
+// has not joined etcd yet cannot tell that another one was bootstrapped.
+func (c *Client) BootstrapOnce(ctx context.Context) (bool, error) {
+	members, err := c.EtcdMembers(ctx)
+
+	switch {
+	case err == nil && len(members) > 0:
+		return false, nil
+	case err != nil && client.StatusCode(err) != codes.Unavailable:
+		return false, fmt.Errorf("bootstrap: check etcd first: %w", err)
+	}
+
+	err = c.c.Bootstrap(ctx, &machine.BootstrapRequest{})
+
+	switch {
+	case err == nil:
+		return true, nil
+	case client.StatusCode(err) == codes.AlreadyExists:
+		return false, nil
+	default:
+		return false, c.wrap("bootstrap etcd", err)
+	}
+}
+
+// Kubeconfig fetches an admin kubeconfig from a control plane.
+func (c *Client) Kubeconfig(ctx context.Context) ([]byte, error) {
+	kc, err := c.c.Kubeconfig(ctx)
+	if err != nil {
+		return nil, c.wrap("fetch kubeconfig", err)
+	}
+
+	if len(kc) == 0 {
+		return nil, fmt.Errorf("fetch kubeconfig from %s: the node sent an empty kubeconfig", c.endpoint)
+	}
+
+	return kc, nil
+}
+
+// Links lists the node's network links, in the order Talos lists them.
+func (c *Client) Links(ctx context.Context) ([]Link, error) {
+	list, err := safe.StateListAll[*network.LinkStatus](ctx, c.c.COSI)
+	if err != nil {
+		return nil, c.wrap("list links", err)
+	}
+
+	out := make([]Link, 0, list.Len())
+
+	for l := range list.All() {
+		spec := l.TypedSpec()
+		out = append(out, Link{
+			Name:         l.Metadata().ID(),
+			Up:           spec.Flags&nethelpers.LinkFlags(nethelpers.LinkUp) != 0 && spec.OperationalState != nethelpers.OperStateDown,
+			MTU:          int(spec.MTU),
+			HardwareAddr: spec.HardwareAddr.String(),
+		})
+	}
+
+	return out, nil
+}
+
+// Addresses lists the addresses assigned to the node's links.
+func (c *Client) Addresses(ctx context.Context) ([]Address, error) {
+	list, err := safe.StateListAll[*network.AddressStatus](ctx, c.c.COSI)
+	if err != nil {
+		return nil, c.wrap("list addresses", err)
+	}
+
+	out := make([]Address, 0, list.Len())
+
+	for a := range list.All() {
+		spec := a.TypedSpec()
+		out = append(out, Address{Link: spec.LinkName, CIDR: spec.Address.String()})
+	}
+
+	return out, nil
+}
+
+// ApplyConfig applies a machine config in AUTO mode (Talos reboots only when
+// the change needs it).
+func (c *Client) ApplyConfig(ctx context.Context, cfg []byte) error {
+	_, err := c.c.ApplyConfiguration(ctx, &machine.ApplyConfigurationRequest{
+		Data: cfg,
+		Mode: machine.ApplyConfigurationRequest_AUTO,
+	})
+	if err != nil {
+		return c.wrap("apply machine config", err)
+	}
+
+	return nil
+}
+
+// EtcdSnapshot streams an etcd snapshot into w and returns its size. The
+// trailing SHA-256 etcd appends to a snapshot is checked, so a stream cut
+// short is an error, not a silently truncated backup.
+func (c *Client) EtcdSnapshot(ctx context.Context, w io.Writer) (int64, error) {
+	r, err := c.c.EtcdSnapshot(ctx, &machine.EtcdSnapshotRequest{})
+	if err != nil {
+		return 0, c.wrap("take etcd snapshot", err)
+	}
+	defer r.Close() //nolint:errcheck // read side of a pipe
+
+	hw := newHashTailWriter(w)
+
+	n, err := io.Copy(hw, r)
+	if err != nil {
+		return n, c.wrap("take etcd snapshot", err)
+	}
+
+	// The machinery stream reader ends quietly on Canceled/DeadlineExceeded.
+	if ctx.Err() != nil {
+		return n, fmt.Errorf("take etcd snapshot at %s: %w after %d bytes; retry with a longer timeout", c.endpoint, ctx.Err(), n)
+	}
+
+	if err := hw.verify(); err != nil {
+		return n, fmt.Errorf("take etcd snapshot at %s: %w; the stream was cut or corrupted, take it again", c.endpoint, err)
+	}
+
+	return n, nil
+}
