@@ -56,6 +56,19 @@ the resources it would create or reuse. It changes nothing.`,
 					fmt.Fprintln(out, "   note: "+n)
 				}
 			}
+			if fs := s.Findings(); len(fs) > 0 {
+				fmt.Fprintln(out, "\nnetwork findings:")
+				writeFindings(out, fs)
+			}
+			if cat, why := catalog(cmd.Context(), rt.deps, s); cat != nil {
+				if est, cerr := cat.Estimate(s.Usage()); cerr == nil {
+					fmt.Fprintf(out, "\ncost: %s EUR/month net, %s gross (%s EUR/hour net); details: ohmytalos cost\n   %s\n",
+						est.MonthlyNet.Format(2), est.MonthlyGross.Format(2), est.HourlyNet.Format(4), est.Label)
+					if why != "" {
+						fmt.Fprintln(out, "   note: "+why)
+					}
+				}
+			}
 			return err
 		},
 	}

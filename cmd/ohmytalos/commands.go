@@ -6,6 +6,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ohmytalos/ohmytalos/internal/kubeconfig"
 )
 
 // errNotYet marks commands whose capability has not landed in this build.
@@ -124,3 +126,20 @@ It is decrypted from the state directory with your age identity. Without
 }
 
 var errNoTTY = errors.New("init is an interactive wizard and needs a terminal; in scripts and CI use \"ohmytalos plan\" and \"ohmytalos apply\"")
+
+func mergeKubeconfig(cmd *cobra.Command, data []byte, out string) error {
+	path := out
+	if path == "" {
+		p, err := kubeconfig.DefaultPath()
+		if err != nil {
+			return err
+		}
+		path = p
+	}
+	ctx, err := kubeconfig.Merge(path, data)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "merged into %s; current context: %s\n", path, ctx)
+	return nil
+}

@@ -60,10 +60,15 @@ func (g *globals) loadSpec() (*spec.Spec, error) {
 	return spec.Load(g.config)
 }
 
-// stateDirFor is --state-dir or .ohmytalos/NAME beside the spec.
+// stateDirFor is --state-dir or .ohmytalos/NAME beside the spec. An
+// in-process sandbox keeps its state apart (.ohmytalos/sandbox/NAME), so a
+// sandboxed run can never mark a real cluster's steps done.
 func (g *globals) stateDirFor(name string) string {
 	if g.stateDir != "" {
 		return g.stateDir
+	}
+	if g.sandbox {
+		return filepath.Join(filepath.Dir(g.config), ".ohmytalos", "sandbox", name)
 	}
 	return filepath.Join(filepath.Dir(g.config), ".ohmytalos", name)
 }

@@ -2,10 +2,21 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/ohmytalos/ohmytalos/internal/cloud"
+	"github.com/ohmytalos/ohmytalos/internal/factory"
+	"github.com/ohmytalos/ohmytalos/internal/sandbox"
+	"github.com/ohmytalos/ohmytalos/internal/secrets"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/internal/state"
 	"github.com/ohmytalos/ohmytalos/steps"
 )
 
@@ -34,6 +45,14 @@ func (g *globals) runtime(ctx context.Context, s *spec.Spec) (*runtime, error) {
 		return nil, err
 	}
 	rt.closers = append(rt.closers, closeLog)
+	if g.sandbox {
+		// The in-process sandbox starts empty every time: state from an
+		// earlier sandboxed run names resources that no longer exist.
+		if err := resetSandboxState(g.stateDirFor(s.Name)); err != nil {
+			rt.Close()
+			return nil, err
+		}
+	}
 	st, err := g.openState(s.Name)
 	if err != nil {
 		rt.Close()
@@ -51,8 +70,62 @@ func (g *globals) runtime(ctx context.Context, s *spec.Spec) (*runtime, error) {
 	return rt, nil
 }
 
-// deps builds the steps' clients: real ones, or the sandbox's.
+// deps builds the steps' clients: real ones, or the in-process sandbox's.
 func (g *globals) deps(ctx context.Context, log *slog.Logger) (*steps.Deps, func(), error) {
-	d := &steps.Deps{Log: log, Sandbox: g.sandbox}
-	return d, func() {}, nil
+	d := &steps.Deps{
+		Log: log, Version: version, Meter: cloud.NewMeter(nil),
+		FactoryURL: os.Getenv(factory.URLEnv),
+		HTTP:       &http.Client{Timeout: 5 * time.Minute},
+		Resolver:   secrets.NewResolver(secrets.Options{}),
+		Sandbox:    os.Getenv("OHMYTALOS_SANDBOX") != "",
+	}
+	if p, err := strconv.Atoi(os.Getenv("OHMYTALOS_RESCUE_SSH_PORT")); err == nil {
+		d.SSHPort = p
+	}
+	if !g.sandbox {
+		return d, func() {}, nil
+	}
+	sb, err := sandbox.Start(ctx, sandboxDemoOptions(log))
+	if err != nil {
+		return nil, nil, err
+	}
+	d.Sandbox = true
+	d.HCloudEndpoint = sb.HCloudURL
+	d.FactoryURL = sb.FactoryURL
+	d.SSHPort = sb.RescueSSHPort
+	d.PollInterval = 200 * time.Millisecond
+	// The sandbox token stands in for HCLOUD_TOKEN in the resolver only;
+	// the process environment is left alone.
+	d.Resolver = secrets.NewResolver(secrets.Options{Env: func(k string) (string, bool) {
+		if k == "HCLOUD_TOKEN" {
+			return sb.Token, true
+		}
+		return os.LookupEnv(k)
+	}})
+	return d, func() { sb.Close() }, nil
+}
+
+// sandboxDemoOptions paces the in-process sandbox like Hetzner, sped up:
+// a whole cluster comes up in about a minute.
+func sandboxDemoOptions(log *slog.Logger) sandbox.Options {
+	return sandbox.Options{
+		ActionDuration: 500 * time.Millisecond,
+		Durations: map[string]time.Duration{
+			"create_server": 2 * time.Second, "create_image": 3 * time.Second,
+			"enable_rescue": time.Second, "create_load_balancer": 2 * time.Second,
+		},
+		BootDelay: 3 * time.Second,
+		Log:       log,
+	}
+}
+
+// resetSandboxState clears an in-process sandbox's state directory.
+func resetSandboxState(dir string) error {
+	if !state.Exists(dir) {
+		return nil
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("reset sandbox state %s: %w", dir, err)
+	}
+	return nil
 }

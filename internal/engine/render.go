@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 )
@@ -26,7 +27,10 @@ func PlainRenderer(w io.Writer) func(Event) {
 			}
 		case KindProgress:
 			line = ev.Message
-			if ev.Fraction > 0 {
+			if ev.Resource != "" {
+				line = ev.Resource + " " + line
+			}
+			if ev.Fraction > 0 && !strings.Contains(ev.Message, "%") {
 				line += fmt.Sprintf(" %3.0f%%", ev.Fraction*100)
 			}
 			if ev.Bytes > 0 {

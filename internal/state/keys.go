@@ -24,8 +24,9 @@ type Keyring struct {
 }
 
 // KeyFileCandidates lists where an existing age identity is looked for, in
-// order: $OHMYTALOS_AGE_KEY_FILE, $SOPS_AGE_KEY_FILE, then SOPS' default
-// key file ($XDG_CONFIG_HOME/sops/age/keys.txt, ~/.config/sops/age/keys.txt).
+// order: $OHMYTALOS_AGE_KEY_FILE, $SOPS_AGE_KEY_FILE, SOPS' default key
+// file ($XDG_CONFIG_HOME/sops/age/keys.txt, ~/.config/sops/age/keys.txt),
+// then the one ohmytalos creates (DefaultNewKeyFile).
 func KeyFileCandidates() []string {
 	var out []string
 	for _, v := range []string{"OHMYTALOS_AGE_KEY_FILE", "SOPS_AGE_KEY_FILE"} {
@@ -39,7 +40,8 @@ func KeyFileCandidates() []string {
 	if h, err := os.UserHomeDir(); err == nil {
 		out = append(out, filepath.Join(h, ".config", "sops", "age", "keys.txt"))
 	}
-	return out
+	// The identity ohmytalos created on an earlier run.
+	return append(out, DefaultNewKeyFile())
 }
 
 // DefaultNewKeyFile is where a new identity is created when none exists:

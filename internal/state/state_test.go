@@ -178,3 +178,20 @@ func TestKeyringReusesExistingIdentity(t *testing.T) {
 		t.Error("bad identity file accepted")
 	}
 }
+
+func TestKeyFileCandidatesIncludeOwnIdentity(t *testing.T) {
+	t.Setenv("OHMYTALOS_AGE_KEY_FILE", "")
+	t.Setenv("SOPS_AGE_KEY_FILE", "")
+	t.Setenv("XDG_CONFIG_HOME", t.TempDir())
+	first, err := LoadKeyring(KeyFileCandidates(), DefaultNewKeyFile())
+	if err != nil || !first.Created {
+		t.Fatalf("first = %+v, %v", first, err)
+	}
+	again, err := LoadKeyring(KeyFileCandidates(), DefaultNewKeyFile())
+	if err != nil {
+		t.Fatalf("second run could not reuse the identity it created: %v", err)
+	}
+	if again.Created || again.Recipient() != first.Recipient() {
+		t.Errorf("second run = %+v", again)
+	}
+}

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ohmytalos/ohmytalos/internal/doctor"
+	"github.com/ohmytalos/ohmytalos/steps"
+)
+
+func newDoctorCmd(g *globals) *cobra.Command {
+	var o steps.DoctorOptions
+	var checks []string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "doctor",
+		Short: "Diagnose the failures no component reports (VIP, load balancer targets, IPv6, Cilium, SOPS, ...)",
+		Long: `doctor runs checks against the live cluster, the Hetzner project, DNS and your
+GitOps repository, concurrently, each with its own timeout. For every problem
+it says what is wrong, the evidence, why it happens and the fix. Checks whose
+source is missing (no kubeconfig yet, no --repo) skip and say why.
+
+Exit code: 0 when nothing fails, 1 when a check fails, 2 when the doctor
+itself could not run.
+
+Checks: ` + strings.Join(checkIDs(), ", "),
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			s, err := g.loadSpec()
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			rt, err := g.runtime(cmd.Context(), s)
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			defer rt.Close()
+			env, closeSrc, notes := steps.DoctorEnv(cmd.Context(), rt.deps, rt.env, o)
+			defer closeSrc()
+			var ids []string
+			for _, c := range checks {
+				ids = append(ids, strings.Split(c, ",")...)
+			}
+			if err := knownChecks(ids); err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			out := cmd.OutOrStdout()
+			if !asJSON {
+				if g.sandbox {
+					fmt.Fprintln(out, "SANDBOX: checking the sandboxed cluster; nothing here exists on Hetzner")
+				}
+				for _, n := range notes {
+					fmt.Fprintln(cmd.ErrOrStderr(), "note: "+n)
+				}
+			}
+			results := doctor.Run(cmd.Context(), env, ids, nil)
+			for i := range results {
+				results[i].Explanation = rt.redact(results[i].Explanation)
+				for j := range results[i].Evidence {
+					results[i].Evidence[j] = rt.redact(results[i].Evidence[j])
+				}
+			}
+			if asJSON {
+				err = doctor.WriteJSON(out, results)
+			} else {
+				err = doctor.WriteText(out, results)
+			}
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			if code := doctor.ExitCode(results); code != 0 {
+				return &exitError{code: code}
+			}
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.StringSliceVar(&checks, "check", nil, "run only these checks (comma-separated IDs)")
+	f.BoolVar(&asJSON, "json", false, "one JSON object per check: id, title, status, evidence, explanation, fix")
+	f.StringSliceVar(&o.Domains, "domain", nil, "a public domain of the cluster to check (repeatable; adds to the spec's domains)")
+	f.StringVar(&o.Resolver, "resolver", "", "DNS server to ask, HOST:PORT (default: the system resolver)")
+	f.StringVar(&o.RepoDir, "repo", "", "your GitOps repository (helmfile, SOPS and Cilium values checks)")
+	f.StringVar(&o.Owner, "txt-owner-id", "", "the txtOwnerId your external-dns uses")
+	return c
+}
+
+func checkIDs() []string {
+	var ids []string
+	for _, c := range doctor.Checks() {
+		ids = append(ids, c.ID)
+	}
+	return ids
+}
+
+func knownChecks(ids []string) error {
+	known := map[string]bool{}
+	for _, id := range checkIDs() {
+		known[id] = true
+	}
+	for _, id := range ids {
+		if !known[id] {
+			return fmt.Errorf("--check %s: no such check; the checks are %s", id, strings.Join(checkIDs(), ", "))
+		}
+	}
+	return nil
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ohmytalos/ohmytalos/internal/sandbox"
+)
+
+func newSandboxCmd(g *globals) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "sandbox",
+		Short: "Run the built-in fakes of Hetzner Cloud, Talos nodes and the Image Factory",
+	}
+	var addr string
+	var latency, action, boot time.Duration
+	var readOnly bool
+	serve := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the sandbox standalone and print the environment clients need",
+		Long: `serve starts the fakes and prints "export NAME=value" lines (HCLOUD_ENDPOINT,
+HCLOUD_TOKEN, OHMYTALOS_FACTORY_URL, ...) that a shell can eval:
+
+  eval "$(ohmytalos sandbox serve --addr 127.0.0.1:8080 &)"   # or copy the lines
+
+It keeps its state while clients come and go, so "ohmytalos apply" in
+another shell can be killed and resumed against it, and any hcloud-go based
+client (the hcloud CLI too) sees the same resources. Nothing it serves exists
+on Hetzner. Stop it with Ctrl-C.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			log, closeLog, err := g.logger()
+			if err != nil {
+				return err
+			}
+			defer closeLog()
+			o := sandboxDemoOptions(log)
+			o.Addr, o.Latency, o.ReadOnly = addr, latency, readOnly
+			if action > 0 {
+				o.ActionDuration, o.Durations = action, nil
+			}
+			if boot >= 0 {
+				o.BootDelay = boot
+			}
+			sb, err := sandbox.Start(cmd.Context(), o)
+			if err != nil {
+				return err
+			}
+			defer sb.Close()
+			out := cmd.OutOrStdout()
+			for _, kv := range sb.Env() {
+				fmt.Fprintf(out, "export %s\n", kv)
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "# ohmytalos SANDBOX serving fakes of Hetzner Cloud (%s) and the Image Factory (%s); nothing here exists on Hetzner. Ctrl-C stops it.\n",
+				sb.HCloudURL, sb.FactoryURL)
+			<-cmd.Context().Done()
+			return nil
+		},
+	}
+	serve.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "listen address (loopback)")
+	serve.Flags().DurationVar(&latency, "latency", 0, "latency added to every Hetzner API request, e.g. 50ms")
+	serve.Flags().DurationVar(&action, "action-duration", 0, "how long every Hetzner action takes (default: a sped-up model of Hetzner)")
+	serve.Flags().DurationVar(&boot, "boot-delay", -1, "how long a Talos node takes to boot (default 3s)")
+	serve.Flags().BoolVar(&readOnly, "read-only", false, "make the printed token read-only (to see how ohmytalos reports it)")
+	c.AddCommand(serve)
+	return c
+}

@@ -1,0 +1,260 @@
+// Package sandbox runs the fakes of everything outside (Hetzner Cloud, the
+// Talos nodes, their rescue systems, the Image Factory) together, so the
+// real clients run unchanged against them: in-process for --sandbox and
+// tests, or standalone with "ohmytalos sandbox serve". Nothing it shows
+// exists on Hetzner.
+package sandbox
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/big"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ohmytalos/ohmytalos/internal/sandbox/factoryfake"
+	"github.com/ohmytalos/ohmytalos/internal/sandbox/hcloudfake"
+	"github.com/ohmytalos/ohmytalos/internal/sandbox/rescuefake"
+	"github.com/ohmytalos/ohmytalos/internal/sandbox/talosfake"
+)
+
+// Options configure a sandbox. Zero values give a snappy interactive demo.
+type Options struct {
+	Addr           string                   // HTTP listen address (default 127.0.0.1:0)
+	Token          string                   // Hetzner token to accept (default: random, 64 characters like Hetzner's)
+	ReadOnly       bool                     // the token is read-only
+	ActionDuration time.Duration            // default duration of Hetzner actions
+	Durations      map[string]time.Duration // per action command
+	BootDelay      time.Duration            // Talos API comes up this long after power on
+	RescueSSHPort  int                      // rescue systems listen here (default 2222; Hetzner's is 22)
+	Latency        time.Duration            // added to every Hetzner API request
+	WorkDir        string                   // fake disks (default: a temp dir removed on Close)
+	Log            *slog.Logger
+}
+
+// DefaultRescueSSHPort is where rescue systems listen in the sandbox.
+const DefaultRescueSSHPort = 2222
+
+// Sandbox is a running set of fakes.
+type Sandbox struct {
+	HCloud  *hcloudfake.Fake
+	Factory *factoryfake.Fake
+	Talos   *talosfake.Cluster
+
+	// HCloudURL, FactoryURL and Token are what clients need.
+	HCloudURL, FactoryURL, Token string
+	RescueSSHPort                int
+
+	opts    Options
+	log     *slog.Logger
+	srv     *http.Server
+	ln      net.Listener
+	ctx     context.Context
+	cancel  context.CancelFunc
+	tmpDir  string
+	mu      sync.Mutex
+	rescue  map[int64]*rescuefake.Server
+	nodes   map[int64]bool
+	usedIPs map[string]bool
+}
+
+// Start starts the fakes and serves them over HTTP on loopback.
+func Start(ctx context.Context, o Options) (*Sandbox, error) {
+	if o.Addr == "" {
+		o.Addr = "127.0.0.1:0"
+	}
+	if o.Token == "" {
+		o.Token = randomToken()
+	}
+	if o.RescueSSHPort == 0 {
+		o.RescueSSHPort = DefaultRescueSSHPort
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.NewTextHandler(nopWriter{}, nil))
+	}
+	s := &Sandbox{opts: o, log: o.Log, Token: o.Token, RescueSSHPort: o.RescueSSHPort,
+		rescue: map[int64]*rescuefake.Server{}, nodes: map[int64]bool{}, usedIPs: map[string]bool{}}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	if o.WorkDir == "" {
+		d, err := os.MkdirTemp("", "ohmytalos-sandbox-")
+		if err != nil {
+			return nil, fmt.Errorf("sandbox work dir: %w", err)
+		}
+		s.tmpDir, o.WorkDir = d, d
+		s.opts.WorkDir = d
+	}
+	s.Talos = talosfake.NewCluster()
+	s.Factory = factoryfake.New()
+	s.HCloud = hcloudfake.New(hcloudfake.Options{
+		Token: o.Token, ReadOnly: o.ReadOnly, ActionDuration: o.ActionDuration, Durations: o.Durations,
+		AllocateIPv4: s.allocateIP, Hooks: hooks{s},
+	})
+	if o.Latency > 0 {
+		s.HCloud.SetLatency("/", o.Latency)
+	}
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("sandbox listen on %s: %w", o.Addr, err)
+	}
+	s.ln = ln
+	mux := http.NewServeMux()
+	mux.Handle("/v1/", http.StripPrefix("/v1", s.HCloud))
+	mux.Handle("/factory/", http.StripPrefix("/factory", s.Factory))
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "ohmytalos sandbox: Hetzner API under /v1, Image Factory under /factory", http.StatusNotFound)
+	})
+	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	base := "http://" + ln.Addr().String()
+	s.HCloudURL, s.FactoryURL = base+"/v1", base+"/factory"
+	go func() { _ = s.srv.Serve(ln) }()
+	return s, nil
+}
+
+// Env returns the environment clients need, as NAME=value pairs.
+func (s *Sandbox) Env() []string {
+	return []string{
+		"HCLOUD_ENDPOINT=" + s.HCloudURL,
+		"HCLOUD_TOKEN=" + s.Token,
+		"OHMYTALOS_FACTORY_URL=" + s.FactoryURL,
+		fmt.Sprintf("OHMYTALOS_RESCUE_SSH_PORT=%d", s.RescueSSHPort),
+		"OHMYTALOS_SANDBOX=1",
+	}
+}
+
+// Close stops every fake and removes the temporary work dir.
+func (s *Sandbox) Close() error {
+	s.cancel()
+	if s.srv != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = s.srv.Shutdown(ctx)
+		cancel()
+	}
+	s.mu.Lock()
+	for id, r := range s.rescue {
+		_ = r.Close()
+		delete(s.rescue, id)
+	}
+	s.mu.Unlock()
+	s.mu.Lock()
+	ids := make([]int64, 0, len(s.nodes))
+	for id := range s.nodes {
+		ids = append(ids, id)
+	}
+	s.nodes = map[int64]bool{}
+	s.mu.Unlock()
+	for _, id := range ids {
+		s.Talos.StopNode(id)
+	}
+	if s.tmpDir != "" {
+		_ = os.RemoveAll(s.tmpDir)
+	}
+	return nil
+}
+
+// allocateIP picks a random loopback address whose Talos and rescue ports
+// are free, so sandboxes in parallel test processes do not collide.
+func (s *Sandbox) allocateIP() (string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for try := 0; try < 200; try++ {
+		var b [3]byte
+		for i := range b {
+			n, err := rand.Int(rand.Reader, big.NewInt(254))
+			if err != nil {
+				return "", err
+			}
+			b[i] = byte(n.Int64() + 1)
+		}
+		ip := fmt.Sprintf("127.%d.%d.%d", b[0], b[1], b[2])
+		if s.usedIPs[ip] || !free(ip, 50000) || !free(ip, s.RescueSSHPort) || !free(ip, 6443) {
+			continue
+		}
+		s.usedIPs[ip] = true
+		return ip, nil
+	}
+	return "", errors.New("sandbox: no free loopback address found")
+}
+
+func free(ip string, port int) bool {
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip, fmt.Sprint(port)))
+	if err != nil {
+		return false
+	}
+	ln.Close()
+	return true
+}
+
+// hooks attaches rescue systems and Talos nodes to fake servers.
+type hooks struct{ s *Sandbox }
+
+func (h hooks) ServerPoweredOn(info hcloudfake.ServerInfo) {
+	s := h.s
+	s.stop(info.ID)
+	if info.Rescue {
+		disk := filepath.Join(s.opts.WorkDir, fmt.Sprintf("server-%d.disk", info.ID))
+		r, err := rescuefake.Start(s.ctx, net.JoinHostPort(info.PublicIPv4, fmt.Sprint(s.RescueSSHPort)), info.RescueSSHKeys, disk, http.DefaultClient)
+		if err != nil {
+			s.log.Error("sandbox: rescue system did not start", "server", info.Name, "err", err)
+			return
+		}
+		s.mu.Lock()
+		s.rescue[info.ID] = r
+		s.mu.Unlock()
+		return
+	}
+	if !strings.Contains(info.UserData, "machine:") {
+		return // not a Talos machine config: an image-build server off rescue
+	}
+	private := ""
+	if len(info.PrivateIPs) > 0 {
+		private = info.PrivateIPs[0]
+	}
+	_, err := s.Talos.StartNode(s.ctx, talosfake.NodeOptions{
+		ServerID: info.ID, Name: info.Name, PublicIP: info.PublicIPv4, PrivateIP: private,
+		MachineConfig: []byte(info.UserData), BootDelay: s.opts.BootDelay,
+	})
+	if err != nil {
+		s.log.Error("sandbox: Talos node did not start", "server", info.Name, "err", err)
+		return
+	}
+	s.mu.Lock()
+	s.nodes[info.ID] = true
+	s.mu.Unlock()
+}
+
+func (h hooks) ServerPoweredOff(id int64) { h.s.stop(id) }
+func (h hooks) ServerDeleted(id int64)    { h.s.stop(id) }
+
+func (s *Sandbox) stop(id int64) {
+	s.mu.Lock()
+	r := s.rescue[id]
+	delete(s.rescue, id)
+	s.mu.Unlock()
+	if r != nil {
+		_ = r.Close()
+	}
+	s.mu.Lock()
+	delete(s.nodes, id)
+	s.mu.Unlock()
+	s.Talos.StopNode(id)
+}
+
+func randomToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+type nopWriter struct{}
+
+func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }

@@ -1,0 +1,246 @@
+package steps
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	"github.com/hetznercloud/hcloud-go/v2/hcloud"
+	"github.com/siderolabs/talos/pkg/machinery/config/generate/secrets"
+
+	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/imaging"
+	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/internal/talos"
+)
+
+// Configs creates the cluster's Talos secrets once, then renders and
+// validates every node group's machine config before any server exists.
+type Configs struct{ d *Deps }
+
+// Name implements engine.Step.
+func (s *Configs) Name() string { return "configs" }
+
+// Title implements engine.Step.
+func (s *Configs) Title() string { return "Configs: Talos secrets and machine configs" }
+
+// Secret blob names in the state.
+const (
+	secretBundle      = "talos-secrets"
+	secretDisk        = "disk-passphrase"
+	secretTalosconfig = "talosconfig"
+	secretKubeconfig  = "kubeconfig"
+	dataConfigs       = "configs"
+)
+
+// configsData records each group's config fingerprint (never the config).
+type configsData struct {
+	Hashes map[string]string `json:"hashes"`
+	Sizes  map[string]int    `json:"sizes"`
+}
+
+// Plan implements engine.Step.
+func (s *Configs) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error) {
+	p := engine.Plan{}
+	a := engine.ActionCreate
+	if env.State.HasSecret(secretBundle) {
+		a = engine.ActionReuse
+	}
+	p.Items = append(p.Items, engine.PlanItem{Action: a, Kind: "talos-secrets", Name: env.Spec.Name, Detail: "encrypted at rest with age"})
+	for _, g := range groups(env.Spec) {
+		p.Items = append(p.Items, engine.PlanItem{Action: "render", Kind: "machine-config", Name: g.Pool, Detail: g.Role})
+	}
+	return p, nil
+}
+
+// Apply implements engine.Step.
+func (s *Configs) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) error {
+	if _, err := s.ensureSecrets(env, emit); err != nil {
+		return err
+	}
+	rendered, err := s.d.renderAll(ctx, env)
+	if err != nil {
+		return err
+	}
+	data := configsData{Hashes: map[string]string{}, Sizes: map[string]int{}}
+	for pool, r := range rendered {
+		sum := sha256.Sum256(r.Config)
+		data.Hashes[pool] = hex.EncodeToString(sum[:8])
+		data.Sizes[pool] = r.Size
+		emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionCreate, Resource: "config/" + pool,
+			Message: fmt.Sprintf("%s config validated, %.1f KB of the 32 KB user_data limit", r.Role, float64(r.Size)/1024)})
+		for _, w := range r.Warnings {
+			emit(engine.Event{Kind: engine.KindWarning, Resource: "config/" + pool, Message: w})
+		}
+	}
+	return env.State.PutData(dataConfigs, data)
+}
+
+// ensureSecrets creates the secrets bundle and the disk passphrase once.
+func (s *Configs) ensureSecrets(env *engine.Env, emit engine.Emit) (bool, error) {
+	created := false
+	if !env.State.HasSecret(secretBundle) {
+		b, err := talos.NewBundle(env.Spec.Talos.Version)
+		if err != nil {
+			return false, err
+		}
+		if err := env.State.PutSecret(secretBundle, b); err != nil {
+			return false, err
+		}
+		created = true
+		emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionCreate, Resource: "talos-secrets/" + env.Spec.Name,
+			Message: "stored encrypted in " + env.State.SecretPath(secretBundle)})
+	}
+	if !env.State.HasSecret(secretDisk) {
+		buf := make([]byte, 32)
+		if _, err := rand.Read(buf); err != nil {
+			return false, err
+		}
+		if err := env.State.PutSecret(secretDisk, []byte(base64.RawStdEncoding.EncodeToString(buf))); err != nil {
+			return false, err
+		}
+		emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionCreate, Resource: "disk-passphrase/" + env.Spec.Name,
+			Message: "static LUKS key for EPHEMERAL and volumes, locked to STATE"})
+	}
+	return created, nil
+}
+
+// groups lists the node groups: the control plane, then each pool.
+func groups(sp *spec.Spec) []talos.NodeGroup {
+	out := []talos.NodeGroup{{Role: talos.RoleControlPlane, Pool: spec.RoleControlPlane}}
+	for _, p := range sp.Pools {
+		out = append(out, talos.NodeGroup{Role: talos.RoleWorker, Pool: p.Name, Labels: p.Labels, Taints: p.Taints,
+			VolumeSizeGB: p.VolumeSize, Storage: p.Storage, LoadBalancer: p.InLoadBalancer()})
+	}
+	return out
+}
+
+// bundle decrypts the cluster's Talos secrets.
+func bundle(env *engine.Env) (*secrets.Bundle, error) {
+	b, err := env.State.Secret(secretBundle)
+	if err != nil {
+		return nil, err
+	}
+	return talos.LoadBundle(b)
+}
+
+// clusterInput adapts the spec (and looked-up secrets) to talos.Cluster.
+func (d *Deps) clusterInput(ctx context.Context, env *engine.Env) (talos.Cluster, error) {
+	sp := env.Spec
+	tok, err := d.Secret(ctx, "secrets.hcloudToken", sp.Secrets.HCloudToken)
+	if err != nil {
+		return talos.Cluster{}, err
+	}
+	disk, err := env.State.Secret(secretDisk)
+	if err != nil {
+		return talos.Cluster{}, err
+	}
+	c := talos.Cluster{
+		Name: sp.Name, TalosVersion: sp.Talos.Version, KubernetesVersion: sp.Kubernetes.Version,
+		PodCIDR: sp.Network.Pods, ServiceCIDR: sp.Network.Services, NodeCIDR: sp.Network.CIDR,
+		VIP: sp.ControlPlane.VIP, VIPLink: sp.ControlPlane.VIPLink, PublicIPv4: sp.PublicNetwork.IPv4,
+		HCloudToken: strings.TrimSpace(tok.Reveal()), DiskPassphrase: string(disk),
+	}
+	if r := sp.Secrets.TailscaleAuthKey; r != nil {
+		ts, err := d.Secret(ctx, "secrets.tailscaleAuthKey", *r)
+		if err != nil {
+			return talos.Cluster{}, err
+		}
+		c.TailscaleAuthKey = strings.TrimSpace(ts.Reveal())
+	}
+	if sp.Endpoint.Mode == spec.EndpointLoadBalancer {
+		c.VIP = ""
+		ip, err := d.apiLBAddress(ctx, env)
+		if err != nil {
+			return talos.Cluster{}, err
+		}
+		c.Endpoint = ip
+		c.CertSANs = []string{ip}
+	} else {
+		c.Endpoint = sp.ControlPlane.VIP
+	}
+	return c, nil
+}
+
+// apiLBAddress is the public IPv4 of the API load balancer.
+func (d *Deps) apiLBAddress(ctx context.Context, env *engine.Env) (string, error) {
+	key, _, _ := apiLB(env.Spec)
+	r, ok := env.State.Resource(key)
+	if !ok {
+		return "", fmt.Errorf("the API load balancer does not exist yet: run the pools step first")
+	}
+	c, err := d.HCloud(ctx, env.Spec)
+	if err != nil {
+		return "", err
+	}
+	lb, _, err := c.LoadBalancer.GetByID(ctx, r.ID)
+	if err != nil || lb == nil {
+		return "", fmt.Errorf("get API load balancer %d: %v", r.ID, err)
+	}
+	return lb.PublicNet.IPv4.IP.String(), nil
+}
+
+// renderAll renders every group's config; it is deterministic for a given
+// secrets bundle and spec, so servers regenerate exactly what was checked.
+func (d *Deps) renderAll(ctx context.Context, env *engine.Env) (map[string]talos.Rendered, error) {
+	b, err := bundle(env)
+	if err != nil {
+		return nil, err
+	}
+	c, err := d.clusterInput(ctx, env)
+	if err != nil {
+		return nil, err
+	}
+	_, ids, err := imageNeeds(env.Spec)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]talos.Rendered{}
+	for _, g := range groups(env.Spec) {
+		name, _ := env.Spec.SchematicFor(g.Pool)
+		g.Installer = d.installer(ids[name], env.Spec.Talos.Version)
+		r, err := talos.Render(b, c, g)
+		if err != nil {
+			field := "controlPlane"
+			if g.Role == talos.RoleWorker {
+				field = "pools[" + g.Pool + "]"
+			}
+			return nil, fmt.Errorf("%s machine config: %w", field, err)
+		}
+		out[g.Pool] = r
+	}
+	return out, nil
+}
+
+// snapshotFor returns the snapshot ID built for a node's image.
+func snapshotFor(env *engine.Env, n spec.Node) (*hcloud.Image, error) {
+	var data imagesData
+	if _, err := env.State.GetData(dataImages, &data); err != nil {
+		return nil, err
+	}
+	ids, err := schematicIDs(env.Spec)
+	if err != nil {
+		return nil, err
+	}
+	name, _ := env.Spec.SchematicFor(n.Pool)
+	k := imaging.Key{SchematicID: ids[name], TalosVersion: env.Spec.Talos.Version, Arch: spec.Arch(n.ServerType)}
+	id := data.Snapshots[imageKey(k)]
+	if id == 0 {
+		return nil, fmt.Errorf("no snapshot for %s (%s, %s) yet: run the images step first (ohmytalos apply --only images)", n.Name, k.Arch, k.TalosVersion)
+	}
+	return &hcloud.Image{ID: id}, nil
+}
+
+// RenderConfigs creates the cluster's Talos secrets if needed and renders
+// every node group's validated machine config (for review or GitOps).
+func RenderConfigs(ctx context.Context, d *Deps, env *engine.Env) (map[string]talos.Rendered, error) {
+	s := &Configs{d}
+	if _, err := s.ensureSecrets(env, func(engine.Event) {}); err != nil {
+		return nil, err
+	}
+	return d.renderAll(ctx, env)
+}

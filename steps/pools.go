@@ -1,0 +1,273 @@
+package steps
+
+import (
+	"context"
+	"fmt"
+	"net"
+
+	"github.com/hetznercloud/hcloud-go/v2/hcloud"
+
+	"github.com/ohmytalos/ohmytalos/internal/cloud"
+	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/spec"
+)
+
+// Pools creates what the node pools share: spread placement groups, the
+// firewall and the load balancers.
+type Pools struct{ d *Deps }
+
+// Name implements engine.Step.
+func (s *Pools) Name() string { return "pools" }
+
+// Title implements engine.Step.
+func (s *Pools) Title() string { return "Pools: placement groups, firewall, load balancers" }
+
+// maxSpread is Hetzner's limit of servers in one spread placement group.
+const maxSpread = 10
+
+// placementGroup names the spread group of the i-th (1-based) server of a pool.
+func placementGroup(cluster, pool string, i int) (key, name string, labels map[string]string) {
+	n := (i-1)/maxSpread + 1
+	name = fmt.Sprintf("%s-%s-%d", cluster, pool, n)
+	return "pg/" + name, name, cloud.ClusterLabels(cluster, "placement-group", map[string]string{cloud.LabelPool: pool, "ohmytalos.io/group": fmt.Sprint(n)})
+}
+
+// pgSpec is a placement group the spec needs.
+type pgSpec struct {
+	key, name string
+	labels    map[string]string
+}
+
+// placementGroups lists every group the spec needs.
+func placementGroups(sp *spec.Spec) []pgSpec {
+	var out []pgSpec
+	seen := map[string]bool{}
+	for _, n := range sp.Nodes() {
+		key, name, labels := placementGroup(sp.Name, n.Pool, n.Index)
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, pgSpec{key, name, labels})
+		}
+	}
+	return out
+}
+
+func ingressLB(sp *spec.Spec) (key, name string, labels map[string]string) {
+	return "lb/ingress", sp.Name + "-ingress", cloud.ClusterLabels(sp.Name, "ingress-lb", nil)
+}
+
+func apiLB(sp *spec.Spec) (key, name string, labels map[string]string) {
+	return "lb/api", sp.Name + "-api", cloud.ClusterLabels(sp.Name, "api-lb", nil)
+}
+
+func firewallLabels(sp *spec.Spec) map[string]string {
+	return cloud.ClusterLabels(sp.Name, "firewall", nil)
+}
+
+// Plan implements engine.Step.
+func (s *Pools) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error) {
+	sp := env.Spec
+	p := engine.Plan{}
+	add := func(key, kind, name, detail string) {
+		a := engine.ActionCreate
+		if _, ok := env.State.Resource(key); ok {
+			a = engine.ActionReuse
+		}
+		p.Items = append(p.Items, engine.PlanItem{Action: a, Kind: kind, Name: name, Detail: detail})
+	}
+	for _, g := range placementGroups(sp) {
+		add(g.key, "placement-group", g.name, "spread")
+	}
+	add("firewall", "firewall", sp.Name, fmt.Sprintf("50000 and 6443 from %v", sp.Firewall.Allow))
+	k, n, _ := ingressLB(sp)
+	add(k, "load-balancer", n, sp.LoadBalancer.Type+": 80, 443 -> pools with loadBalancer: true, over the private network")
+	if sp.Endpoint.Mode == spec.EndpointLoadBalancer {
+		k, n, _ := apiLB(sp)
+		add(k, "load-balancer", n, sp.LoadBalancer.Type+": 6443, 50000 -> control planes")
+	}
+	for _, a := range sp.Firewall.Allow {
+		if a == "0.0.0.0/0" || a == "::/0" {
+			p.Notes = append(p.Notes, "firewall.allow opens the Talos and Kubernetes APIs to the whole internet (they are mTLS-protected); restrict it to your address")
+			break
+		}
+	}
+	return p, nil
+}
+
+// Apply implements engine.Step.
+func (s *Pools) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) error {
+	c, err := s.d.HCloud(ctx, env.Spec)
+	if err != nil {
+		return err
+	}
+	sp := env.Spec
+	for _, g := range placementGroups(sp) {
+		if _, err := s.placementGroup(ctx, c, env, emit, g.key, g.name, g.labels); err != nil {
+			return err
+		}
+	}
+	if err := s.firewall(ctx, c, env, emit); err != nil {
+		return err
+	}
+	net, err := findNetwork(ctx, c, env.State, sp.Name)
+	if err != nil {
+		return err
+	}
+	if net == nil {
+		return fmt.Errorf("the cluster network does not exist yet: run the network step first (ohmytalos apply --only network)")
+	}
+	var pending []*hcloud.Action
+	key, name, labels := ingressLB(sp)
+	target := cloud.Selector(map[string]string{cloud.LabelCluster: sp.Name, cloud.LabelIngress: "true"})
+	a, err := s.loadBalancer(ctx, c, env, emit, net, key, name, labels, target, []int{80, 443})
+	if err != nil {
+		return err
+	}
+	pending = append(pending, a...)
+	if sp.Endpoint.Mode == spec.EndpointLoadBalancer {
+		key, name, labels := apiLB(sp)
+		target := cloud.Selector(map[string]string{cloud.LabelCluster: sp.Name, cloud.LabelRole: spec.RoleControlPlane})
+		a, err := s.loadBalancer(ctx, c, env, emit, net, key, name, labels, target, []int{6443, 50000})
+		if err != nil {
+			return err
+		}
+		pending = append(pending, a...)
+	}
+	if len(pending) > 0 {
+		if err := c.Action.WaitFor(ctx, pending...); err != nil {
+			return fmt.Errorf("load balancer: %w", err)
+		}
+	}
+	s.d.rateEvent(emit)
+	return nil
+}
+
+func (s *Pools) placementGroup(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit, key, name string, labels map[string]string) (*hcloud.PlacementGroup, error) {
+	pg, _, err := ensure(ctx, env, emit, s.Name(), key, cloud.Selector(labels), resourceOps[*hcloud.PlacementGroup]{
+		kind: "placement-group",
+		get: func(ctx context.Context, id int64) (*hcloud.PlacementGroup, error) {
+			pg, _, err := c.PlacementGroup.GetByID(ctx, id)
+			return pg, err
+		},
+		list: func(ctx context.Context, sel string) ([]*hcloud.PlacementGroup, error) {
+			return c.PlacementGroup.AllWithOpts(ctx, hcloud.PlacementGroupListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
+		},
+		create: func(ctx context.Context) (*hcloud.PlacementGroup, error) {
+			r, _, err := c.PlacementGroup.Create(ctx, hcloud.PlacementGroupCreateOpts{Name: name, Labels: labels, Type: hcloud.PlacementGroupTypeSpread})
+			if err != nil {
+				return nil, fmt.Errorf("create placement group %s: %w", name, err)
+			}
+			return r.PlacementGroup, nil
+		},
+		id:    func(p *hcloud.PlacementGroup) int64 { return p.ID },
+		name:  func(p *hcloud.PlacementGroup) string { return p.Name },
+		isNil: func(p *hcloud.PlacementGroup) bool { return p == nil },
+	})
+	return pg, err
+}
+
+// firewallRules opens the Talos and Kubernetes APIs to firewall.allow.
+// Hetzner firewalls filter public traffic only, so the private network
+// (and the load balancer's private targets) stay open.
+func firewallRules(sp *spec.Spec) []hcloud.FirewallRule {
+	var src []net.IPNet
+	for _, a := range sp.Firewall.Allow {
+		if _, n, err := net.ParseCIDR(a); err == nil {
+			src = append(src, *n)
+		}
+	}
+	if len(src) == 0 {
+		return nil
+	}
+	rule := func(port, desc string) hcloud.FirewallRule {
+		return hcloud.FirewallRule{Direction: hcloud.FirewallRuleDirectionIn, Protocol: hcloud.FirewallRuleProtocolTCP,
+			Port: hcloud.Ptr(port), SourceIPs: src, Description: hcloud.Ptr(desc)}
+	}
+	return []hcloud.FirewallRule{rule("50000", "Talos API"), rule("6443", "Kubernetes API")}
+}
+
+func (s *Pools) firewall(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit) error {
+	sp := env.Spec
+	labels := firewallLabels(sp)
+	_, _, err := ensure(ctx, env, emit, s.Name(), "firewall", cloud.Selector(labels), resourceOps[*hcloud.Firewall]{
+		kind: "firewall",
+		get: func(ctx context.Context, id int64) (*hcloud.Firewall, error) {
+			f, _, err := c.Firewall.GetByID(ctx, id)
+			return f, err
+		},
+		list: func(ctx context.Context, sel string) ([]*hcloud.Firewall, error) {
+			return c.Firewall.AllWithOpts(ctx, hcloud.FirewallListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
+		},
+		create: func(ctx context.Context) (*hcloud.Firewall, error) {
+			r, _, err := c.Firewall.Create(ctx, hcloud.FirewallCreateOpts{
+				Name: sp.Name, Labels: labels, Rules: firewallRules(sp),
+				ApplyTo: []hcloud.FirewallResource{{
+					Type:          hcloud.FirewallResourceTypeLabelSelector,
+					LabelSelector: &hcloud.FirewallResourceLabelSelector{Selector: cloud.ClusterSelector(sp.Name)},
+				}},
+			})
+			if err != nil {
+				return nil, fmt.Errorf("create firewall %s: %w", sp.Name, err)
+			}
+			if len(r.Actions) > 0 {
+				if err := c.Action.WaitFor(ctx, r.Actions...); err != nil {
+					return nil, fmt.Errorf("apply firewall %s: %w", sp.Name, err)
+				}
+			}
+			return r.Firewall, nil
+		},
+		id:    func(f *hcloud.Firewall) int64 { return f.ID },
+		name:  func(f *hcloud.Firewall) string { return f.Name },
+		isNil: func(f *hcloud.Firewall) bool { return f == nil },
+	})
+	return err
+}
+
+// loadBalancer ensures a load balancer in the network with a label-selector
+// target over private IPs and TCP services on ports; it returns the create
+// action to wait for (none when reused).
+func (s *Pools) loadBalancer(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit, netw *hcloud.Network,
+	key, name string, labels map[string]string, target string, ports []int) ([]*hcloud.Action, error) {
+	sp := env.Spec
+	var actions []*hcloud.Action
+	_, _, err := ensure(ctx, env, emit, s.Name(), key, cloud.Selector(labels), resourceOps[*hcloud.LoadBalancer]{
+		kind: "load-balancer",
+		get: func(ctx context.Context, id int64) (*hcloud.LoadBalancer, error) {
+			lb, _, err := c.LoadBalancer.GetByID(ctx, id)
+			return lb, err
+		},
+		list: func(ctx context.Context, sel string) ([]*hcloud.LoadBalancer, error) {
+			return c.LoadBalancer.AllWithOpts(ctx, hcloud.LoadBalancerListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
+		},
+		create: func(ctx context.Context) (*hcloud.LoadBalancer, error) {
+			opts := hcloud.LoadBalancerCreateOpts{
+				Name: name, Labels: labels,
+				LoadBalancerType: &hcloud.LoadBalancerType{Name: sp.LoadBalancer.Type},
+				Location:         &hcloud.Location{Name: sp.LoadBalancer.Location},
+				Network:          netw,
+				Targets: []hcloud.LoadBalancerCreateOptsTarget{{
+					Type:          hcloud.LoadBalancerTargetTypeLabelSelector,
+					LabelSelector: hcloud.LoadBalancerCreateOptsTargetLabelSelector{Selector: target},
+					UsePrivateIP:  hcloud.Ptr(true),
+				}},
+			}
+			for _, p := range ports {
+				opts.Services = append(opts.Services, hcloud.LoadBalancerCreateOptsService{
+					Protocol: hcloud.LoadBalancerServiceProtocolTCP, ListenPort: hcloud.Ptr(p), DestinationPort: hcloud.Ptr(p),
+				})
+			}
+			r, _, err := c.LoadBalancer.Create(ctx, opts)
+			if err != nil {
+				return nil, fmt.Errorf("create load balancer %s: %w", name, err)
+			}
+			if r.Action != nil {
+				actions = append(actions, r.Action)
+			}
+			return r.LoadBalancer, nil
+		},
+		id:    func(l *hcloud.LoadBalancer) int64 { return l.ID },
+		name:  func(l *hcloud.LoadBalancer) string { return l.Name },
+		isNil: func(l *hcloud.LoadBalancer) bool { return l == nil },
+	})
+	return actions, err
+}

@@ -1,0 +1,93 @@
+package steps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hetznercloud/hcloud-go/v2/hcloud"
+
+	"github.com/ohmytalos/ohmytalos/internal/engine"
+)
+
+// Secrets looks up the credentials the spec references and checks the
+// Hetzner token before anything is created.
+type Secrets struct{ d *Deps }
+
+// Name implements engine.Step.
+func (s *Secrets) Name() string { return "secrets" }
+
+// Title implements engine.Step.
+func (s *Secrets) Title() string { return "Secrets: look up and check credentials" }
+
+// Plan implements engine.Step.
+func (s *Secrets) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error) {
+	p := engine.Plan{}
+	p.Items = append(p.Items, engine.PlanItem{Action: "lookup", Kind: "secret", Name: "hcloudToken",
+		Detail: toRef(env.Spec.Secrets.HCloudToken).String()})
+	if r := env.Spec.Secrets.TailscaleAuthKey; r != nil {
+		p.Items = append(p.Items, engine.PlanItem{Action: "lookup", Kind: "secret", Name: "tailscaleAuthKey", Detail: toRef(*r).String()})
+	}
+	p.Notes = append(p.Notes, "secret values stay in memory; only references are written")
+	return p, nil
+}
+
+// Apply implements engine.Step.
+func (s *Secrets) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) error {
+	ref := env.Spec.Secrets.HCloudToken
+	v, err := s.d.Secret(ctx, "secrets.hcloudToken", ref)
+	if err != nil {
+		return err
+	}
+	emit(engine.Event{Kind: engine.KindLog, Resource: "secret/hcloudToken",
+		Message: fmt.Sprintf("found the Hetzner token in %s (%s)", toRef(ref), mask(v.Reveal()))})
+	if r := env.Spec.Secrets.TailscaleAuthKey; r != nil {
+		tv, err := s.d.Secret(ctx, "secrets.tailscaleAuthKey", *r)
+		if err != nil {
+			return err
+		}
+		emit(engine.Event{Kind: engine.KindLog, Resource: "secret/tailscaleAuthKey",
+			Message: fmt.Sprintf("found the Tailscale auth key in %s (%s)", toRef(*r), mask(tv.Reveal()))})
+	}
+	c, err := s.d.HCloud(ctx, env.Spec)
+	if err != nil {
+		return err
+	}
+	return CheckToken(ctx, c, emit)
+}
+
+// CheckToken proves the token works with a read call, then detects a
+// read-only token before anything is created.
+//
+// Hetzner has no endpoint that states a token's permission. A read-only
+// token gets 403 "forbidden" on every mutating request before the
+// resource is looked up, so renaming SSH key 0 (an ID that never exists)
+// tells the two apart without changing anything: read-write tokens get
+// not_found.
+func CheckToken(ctx context.Context, c *hcloud.Client, emit engine.Emit) error {
+	_, resp, err := c.Location.List(ctx, hcloud.LocationListOpts{ListOpts: hcloud.ListOpts{PerPage: 1}})
+	switch {
+	case hcloud.IsError(err, hcloud.ErrorCodeUnauthorized):
+		return errors.New("the Hetzner API rejected the token (unauthorized): create an API token in the Hetzner Cloud Console (project > Security > API tokens) with Read & Write permission and store it where secrets.hcloudToken points")
+	case err != nil:
+		return fmt.Errorf("check the Hetzner token: %w", err)
+	}
+	msg := "the token is valid"
+	if resp != nil {
+		if rem := resp.Header.Get("RateLimit-Remaining"); rem != "" {
+			msg += fmt.Sprintf("; API requests left this hour: %s of %s", rem, resp.Header.Get("RateLimit-Limit"))
+		}
+	}
+	_, _, err = c.SSHKey.Update(ctx, &hcloud.SSHKey{ID: 0}, hcloud.SSHKeyUpdateOpts{Name: "ohmytalos-permission-probe"})
+	if hcloud.IsError(err, hcloud.ErrorCodeForbidden) {
+		return errors.New("the Hetzner token is read-only: ohmytalos must create servers and networks; create a token with Read & Write permission (Console > Security > API tokens) and update the secret")
+	}
+	emit(engine.Event{Kind: engine.KindLog, Resource: "token", Message: msg + "; it can write"})
+	return nil
+}
+
+// mask describes a secret by its length only: not a single character of
+// it reaches the screen or a log.
+func mask(v string) string {
+	return fmt.Sprintf("%d characters, hidden", len(v))
+}

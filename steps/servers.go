@@ -1,0 +1,329 @@
+package steps
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+
+	"github.com/hetznercloud/hcloud-go/v2/hcloud"
+
+	"github.com/ohmytalos/ohmytalos/internal/cloud"
+	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/internal/state"
+)
+
+// Servers creates every node from its snapshot with its machine config as
+// user_data, attaches it to the network at its fixed private IP, and
+// powers it on. Phases run for all nodes at once, so the API sees one
+// request per node per phase plus batched action polls.
+type Servers struct{ d *Deps }
+
+// Name implements engine.Step.
+func (s *Servers) Name() string { return "servers" }
+
+// Title implements engine.Step.
+func (s *Servers) Title() string { return "Servers: create, attach, power on" }
+
+// createParallel bounds concurrent creations, well inside the rate limit.
+const createParallel = 8
+
+func serverKey(name string) string { return "server/" + name }
+
+func serverLabels(sp *spec.Spec, n spec.Node) map[string]string {
+	extra := map[string]string{cloud.LabelPool: n.Pool, cloud.LabelNode: n.Name}
+	for _, p := range sp.Pools {
+		if p.Name == n.Pool && p.InLoadBalancer() {
+			extra[cloud.LabelIngress] = "true"
+		}
+	}
+	return cloud.ClusterLabels(sp.Name, n.Role, extra)
+}
+
+// Plan implements engine.Step.
+func (s *Servers) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error) {
+	p := engine.Plan{}
+	for _, n := range env.Spec.Nodes() {
+		a := engine.ActionCreate
+		if _, ok := env.State.Resource(serverKey(n.Name)); ok {
+			a = engine.ActionReuse
+		}
+		p.Items = append(p.Items, engine.PlanItem{Action: a, Kind: "server", Name: n.Name,
+			Detail: fmt.Sprintf("%s in %s, %s", n.ServerType, n.Location, n.PrivateIP)})
+		if v := poolVolume(env.Spec, n.Pool); v > 0 {
+			p.Items = append(p.Items, engine.PlanItem{Action: a, Kind: "volume", Name: n.Name + "-data", Detail: fmt.Sprintf("%d GB, encrypted by Talos", v)})
+		}
+	}
+	return p, nil
+}
+
+func poolVolume(sp *spec.Spec, pool string) int {
+	for _, p := range sp.Pools {
+		if p.Name == pool {
+			return p.VolumeSize
+		}
+	}
+	return 0
+}
+
+// Apply implements engine.Step.
+func (s *Servers) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) error {
+	c, err := s.d.HCloud(ctx, env.Spec)
+	if err != nil {
+		return err
+	}
+	sp := env.Spec
+	netw, err := findNetwork(ctx, c, env.State, sp.Name)
+	if err != nil {
+		return err
+	}
+	if netw == nil {
+		return errors.New("the cluster network does not exist yet: run the network step first")
+	}
+	configs, err := s.d.renderAll(ctx, env)
+	if err != nil {
+		return err
+	}
+	existing, err := c.Server.AllWithOpts(ctx, hcloud.ServerListOpts{ListOpts: hcloud.ListOpts{LabelSelector: cloud.ClusterSelector(sp.Name)}})
+	if err != nil {
+		return fmt.Errorf("list servers: %w", err)
+	}
+	byNode := map[string][]*hcloud.Server{}
+	for _, sv := range existing {
+		byNode[sv.Labels[cloud.LabelNode]] = append(byNode[sv.Labels[cloud.LabelNode]], sv)
+	}
+	nodes := sp.Nodes()
+	servers := make([]*hcloud.Server, len(nodes))
+	var (
+		mu      sync.Mutex
+		actions []*hcloud.Action
+	)
+	err = parallel(ctx, len(nodes), createParallel, func(ctx context.Context, i int) error {
+		n := nodes[i]
+		sv, found, err := cloud.One(byNode[n.Name], "server", cloud.LabelNode+"="+n.Name, func(s *hcloud.Server) string { return s.Name })
+		if err != nil {
+			return err
+		}
+		if found {
+			servers[i] = sv
+			emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionReuse, Resource: "server/" + n.Name, ID: sv.ID})
+			return env.State.PutResource(serverKey(n.Name), state.Resource{Kind: "server", ID: sv.ID, Name: n.Name, Step: s.Name()})
+		}
+		sv, acts, err := s.create(ctx, c, env, emit, n, configs[n.Pool].Config)
+		if err != nil {
+			return err
+		}
+		servers[i] = sv
+		mu.Lock()
+		actions = append(actions, acts...)
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := s.wait(ctx, c, emit, actions, "create"); err != nil {
+		return err
+	}
+	if err := s.attach(ctx, c, emit, nodes, servers, netw); err != nil {
+		return err
+	}
+	if err := s.powerOn(ctx, c, emit, nodes, servers); err != nil {
+		return err
+	}
+	s.d.rateEvent(emit)
+	return nil
+}
+
+// create makes one server (and its volume) and checkpoints its ID before
+// waiting for anything.
+func (s *Servers) create(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit, n spec.Node, userData []byte) (*hcloud.Server, []*hcloud.Action, error) {
+	sp := env.Spec
+	img, err := snapshotFor(env, n)
+	if err != nil {
+		return nil, nil, err
+	}
+	pgKey, pgName, _ := placementGroup(sp.Name, n.Pool, n.Index)
+	pg, ok := env.State.Resource(pgKey)
+	if !ok {
+		return nil, nil, fmt.Errorf("placement group %s does not exist yet: run the pools step first", pgName)
+	}
+	labels := serverLabels(sp, n)
+	opts := hcloud.ServerCreateOpts{
+		Name: n.Name, ServerType: &hcloud.ServerType{Name: n.ServerType}, Image: img,
+		Location: &hcloud.Location{Name: n.Location}, UserData: string(userData), Labels: labels,
+		StartAfterCreate: hcloud.Ptr(false), PlacementGroup: &hcloud.PlacementGroup{ID: pg.ID},
+		PublicNet: &hcloud.ServerCreatePublicNet{EnableIPv4: sp.PublicNetwork.IPv4, EnableIPv6: sp.PublicNetwork.IPv6},
+	}
+	var acts []*hcloud.Action
+	if size := poolVolume(sp, n.Pool); size > 0 {
+		vol, act, err := s.volume(ctx, c, env, emit, n, size)
+		if err != nil {
+			return nil, nil, err
+		}
+		if act != nil {
+			if err := c.Action.WaitFor(ctx, act); err != nil {
+				return nil, nil, fmt.Errorf("create volume for %s: %w", n.Name, err)
+			}
+		}
+		opts.Volumes = []*hcloud.Volume{vol}
+		opts.Automount = hcloud.Ptr(false)
+	}
+	r, _, err := c.Server.Create(ctx, opts)
+	if err != nil {
+		if hcloud.IsError(err, hcloud.ErrorCodeResourceUnavailable) {
+			return nil, nil, fmt.Errorf("server type %s is not available in %s right now (%w): pick another location or type for pool %s", n.ServerType, n.Location, err, n.Pool)
+		}
+		return nil, nil, fmt.Errorf("create server %s: %w", n.Name, err)
+	}
+	if err := env.State.PutResource(serverKey(n.Name), state.Resource{Kind: "server", ID: r.Server.ID, Name: n.Name, Step: s.Name()}); err != nil {
+		return nil, nil, err
+	}
+	emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionCreate, Resource: "server/" + n.Name, ID: r.Server.ID,
+		Message: fmt.Sprintf("%s in %s", n.ServerType, n.Location)})
+	if r.Action != nil {
+		acts = append(acts, r.Action)
+	}
+	acts = append(acts, r.NextActions...)
+	return r.Server, acts, nil
+}
+
+func (s *Servers) volume(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit, n spec.Node, size int) (*hcloud.Volume, *hcloud.Action, error) {
+	labels := cloud.ClusterLabels(env.Spec.Name, "volume", map[string]string{cloud.LabelNode: n.Name, cloud.LabelPool: n.Pool})
+	var act *hcloud.Action
+	vol, _, err := ensure(ctx, env, emit, s.Name(), "volume/"+n.Name, cloud.Selector(labels), resourceOps[*hcloud.Volume]{
+		kind: "volume",
+		get: func(ctx context.Context, id int64) (*hcloud.Volume, error) {
+			v, _, err := c.Volume.GetByID(ctx, id)
+			return v, err
+		},
+		list: func(ctx context.Context, sel string) ([]*hcloud.Volume, error) {
+			return c.Volume.AllWithOpts(ctx, hcloud.VolumeListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
+		},
+		create: func(ctx context.Context) (*hcloud.Volume, error) {
+			r, _, err := c.Volume.Create(ctx, hcloud.VolumeCreateOpts{Name: n.Name + "-data", Size: size,
+				Location: &hcloud.Location{Name: n.Location}, Labels: labels})
+			if err != nil {
+				return nil, fmt.Errorf("create volume for %s: %w", n.Name, err)
+			}
+			act = r.Action
+			return r.Volume, nil
+		},
+		id:    func(v *hcloud.Volume) int64 { return v.ID },
+		name:  func(v *hcloud.Volume) string { return v.Name },
+		isNil: func(v *hcloud.Volume) bool { return v == nil },
+	})
+	return vol, act, err
+}
+
+// wait waits for many actions at once: one poll covers them all.
+func (s *Servers) wait(ctx context.Context, c *hcloud.Client, emit engine.Emit, acts []*hcloud.Action, what string) error {
+	if len(acts) == 0 {
+		return nil
+	}
+	done := 0
+	return c.Action.WaitForFunc(ctx, func(a *hcloud.Action) error {
+		switch a.Status {
+		case hcloud.ActionStatusSuccess:
+			done++
+			emit(engine.Event{Kind: engine.KindProgress, Resource: "servers/" + what, Fraction: float64(done) / float64(len(acts)),
+				Message: fmt.Sprintf("%s: %d of %d actions finished", what, done, len(acts))})
+		case hcloud.ActionStatusError:
+			return fmt.Errorf("%s action %d (%s) failed: %w", what, a.ID, a.Command, a.Error())
+		}
+		return nil
+	}, acts...)
+}
+
+func attachedTo(sv *hcloud.Server, netw *hcloud.Network) bool {
+	for _, pn := range sv.PrivateNet {
+		if pn.Network != nil && pn.Network.ID == netw.ID {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Servers) attach(ctx context.Context, c *hcloud.Client, emit engine.Emit, nodes []spec.Node, servers []*hcloud.Server, netw *hcloud.Network) error {
+	var mu sync.Mutex
+	var acts []*hcloud.Action
+	err := parallel(ctx, len(nodes), createParallel, func(ctx context.Context, i int) error {
+		if attachedTo(servers[i], netw) {
+			return nil
+		}
+		a, _, err := c.Server.AttachToNetwork(ctx, servers[i], hcloud.ServerAttachToNetworkOpts{Network: netw, IP: net.ParseIP(nodes[i].PrivateIP)})
+		if hcloud.IsError(err, hcloud.ErrorCodeServerAlreadyAttached) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("attach %s to the network at %s: %w", nodes[i].Name, nodes[i].PrivateIP, err)
+		}
+		emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionUpdate, Resource: "server/" + nodes[i].Name, Message: "private IP " + nodes[i].PrivateIP})
+		mu.Lock()
+		acts = append(acts, a)
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return s.wait(ctx, c, emit, acts, "attach")
+}
+
+func (s *Servers) powerOn(ctx context.Context, c *hcloud.Client, emit engine.Emit, nodes []spec.Node, servers []*hcloud.Server) error {
+	var mu sync.Mutex
+	var acts []*hcloud.Action
+	err := parallel(ctx, len(nodes), createParallel, func(ctx context.Context, i int) error {
+		if servers[i].Status == hcloud.ServerStatusRunning || servers[i].Status == hcloud.ServerStatusStarting {
+			return nil
+		}
+		a, _, err := c.Server.Poweron(ctx, servers[i])
+		if err != nil {
+			return fmt.Errorf("power on %s: %w", nodes[i].Name, err)
+		}
+		emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionUpdate, Resource: "server/" + nodes[i].Name, Message: "powering on"})
+		mu.Lock()
+		acts = append(acts, a)
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return s.wait(ctx, c, emit, acts, "power on")
+}
+
+// parallel runs fn for 0..n-1 with at most limit at once; the first error
+// cancels the rest and is returned.
+func parallel(ctx context.Context, n, limit int, fn func(ctx context.Context, i int) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sem := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	var once sync.Once
+	var first error
+	for i := 0; i < n; i++ {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			break
+		}
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			if err := fn(ctx, i); err != nil {
+				once.Do(func() { first = err; cancel() })
+			}
+		}(i)
+	}
+	wg.Wait()
+	if first != nil {
+		return first
+	}
+	return ctx.Err()
+}
