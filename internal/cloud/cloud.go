@@ -1,0 +1,164 @@
+// Package cloud is the narrow layer over hcloud-go that steps use: client
+// construction (honouring HCLOUD_ENDPOINT like hcloud-go and the hcloud
+// CLI), the labels that mark what ohmytalos owns, lookups that refuse
+// ambiguity, and a request meter that reads Hetzner's rate-limit headers.
+package cloud
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hetznercloud/hcloud-go/v2/hcloud"
+)
+
+// Labels that mark ohmytalos' resources.
+const (
+	LabelCluster   = "ohmytalos.io/cluster"
+	LabelManagedBy = "ohmytalos.io/managed-by"
+	LabelRole      = "ohmytalos.io/role"
+	LabelPool      = "ohmytalos.io/pool"
+	LabelIngress   = "ohmytalos.io/ingress"
+	LabelNode      = "ohmytalos.io/node"
+	ManagedBy      = "ohmytalos"
+)
+
+// ClusterLabels returns the labels of a cluster resource with a role.
+func ClusterLabels(cluster, role string, extra map[string]string) map[string]string {
+	l := map[string]string{LabelCluster: cluster, LabelManagedBy: ManagedBy, LabelRole: role}
+	for k, v := range extra {
+		l[k] = v
+	}
+	return l
+}
+
+// Selector renders labels as a Hetzner label selector (k=v,k=v, sorted).
+func Selector(labels map[string]string) string {
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + labels[k]
+	}
+	return strings.Join(parts, ",")
+}
+
+// ClusterSelector selects every resource of a cluster.
+func ClusterSelector(cluster string) string {
+	return Selector(map[string]string{LabelCluster: cluster, LabelManagedBy: ManagedBy})
+}
+
+// One returns the single match, nothing when there is none, and an error
+// naming the duplicates when there are two or more: ohmytalos never guesses.
+func One[T any](items []T, kind, selector string, name func(T) string) (T, bool, error) {
+	var zero T
+	switch len(items) {
+	case 0:
+		return zero, false, nil
+	case 1:
+		return items[0], true, nil
+	}
+	names := make([]string, len(items))
+	for i, it := range items {
+		names[i] = name(it)
+	}
+	return zero, false, fmt.Errorf("%d %ss match %q (%s): ohmytalos will not guess; delete the extra ones or fix their labels",
+		len(items), kind, selector, strings.Join(names, ", "))
+}
+
+// Meter counts API requests and remembers the last rate-limit headers.
+type Meter struct {
+	next      http.RoundTripper
+	requests  atomic.Int64
+	mu        sync.Mutex
+	remaining int
+	limit     int
+	seen      bool
+}
+
+// NewMeter wraps a transport (nil = http.DefaultTransport).
+func NewMeter(next http.RoundTripper) *Meter {
+	if next == nil {
+		next = http.DefaultTransport
+	}
+	return &Meter{next: next}
+}
+
+// RoundTrip implements http.RoundTripper.
+func (m *Meter) RoundTrip(r *http.Request) (*http.Response, error) {
+	m.requests.Add(1)
+	resp, err := m.next.RoundTrip(r)
+	if err == nil {
+		if v, e := strconv.Atoi(resp.Header.Get("RateLimit-Remaining")); e == nil {
+			m.mu.Lock()
+			m.remaining, m.seen = v, true
+			if l, e := strconv.Atoi(resp.Header.Get("RateLimit-Limit")); e == nil {
+				m.limit = l
+			}
+			m.mu.Unlock()
+		}
+	}
+	return resp, err
+}
+
+// Requests is how many requests went out.
+func (m *Meter) Requests() int64 { return m.requests.Load() }
+
+// RateLimit returns the last remaining/limit seen; ok is false before any.
+func (m *Meter) RateLimit() (remaining, limit int, ok bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.remaining, m.limit, m.seen
+}
+
+// Endpoint returns the API endpoint: explicit, else $HCLOUD_ENDPOINT, else
+// Hetzner's.
+func Endpoint(explicit string) string {
+	if explicit != "" {
+		return explicit
+	}
+	if e := os.Getenv("HCLOUD_ENDPOINT"); e != "" {
+		return e
+	}
+	return hcloud.Endpoint
+}
+
+// Options configure NewClient.
+type Options struct {
+	Endpoint     string        // "" = $HCLOUD_ENDPOINT or Hetzner
+	Version      string        // ohmytalos version for the user agent
+	PollInterval time.Duration // action polling (default 500ms)
+	Meter        *Meter
+}
+
+// NewClient returns an hcloud-go client for token.
+func NewClient(token string, o Options) *hcloud.Client {
+	poll := o.PollInterval
+	if poll == 0 {
+		poll = 500 * time.Millisecond
+	}
+	opts := []hcloud.ClientOption{
+		hcloud.WithToken(token),
+		hcloud.WithEndpoint(Endpoint(o.Endpoint)),
+		hcloud.WithApplication("ohmytalos", o.Version),
+		hcloud.WithPollOpts(hcloud.PollOpts{BackoffFunc: hcloud.ExponentialBackoffWithOpts(hcloud.ExponentialBackoffOpts{
+			Base: poll, Multiplier: 1.5, Cap: 10 * poll,
+		})}),
+	}
+	if o.Meter != nil {
+		opts = append(opts, hcloud.WithHTTPClient(&http.Client{Transport: o.Meter, Timeout: 60 * time.Second}))
+	}
+	return hcloud.NewClient(opts...)
+}
+
+// IsNotFound reports a Hetzner not_found error.
+func IsNotFound(err error) bool { return hcloud.IsError(err, hcloud.ErrorCodeNotFound) }

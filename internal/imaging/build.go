@@ -1,0 +1,298 @@
+package imaging
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+
+	"github.com/hetznercloud/hcloud-go/v2/hcloud"
+	"golang.org/x/crypto/ssh"
+)
+
+// cleanupTimeout bounds the deletion of temporary resources, which runs on
+// a fresh context so that Ctrl-C still cleans up.
+const cleanupTimeout = 2 * time.Minute
+
+// cleanups is a stack of deferred deletions, run newest first.
+type cleanups []func(context.Context) error
+
+// build makes the snapshot of one request. Every created resource pushes its
+// deletion before the next step, and all run at the end whatever happened.
+func (b *Builder) build(ctx context.Context, r Request) (id int64, err error) {
+	k := r.Key
+	var undo cleanups
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+		defer cancel()
+		if len(undo) > 0 {
+			b.emit(Event{Key: k, Stage: StageCleanup, Message: "deleting the temporary server and key"})
+		}
+		var errs []error
+		for i := len(undo) - 1; i >= 0; i-- {
+			if cerr := undo[i](cctx); cerr != nil {
+				errs = append(errs, cerr)
+			}
+		}
+		if cerr := errors.Join(errs...); cerr != nil {
+			cerr = fmt.Errorf("clean up temporary resources (run the sweep to retry): %w", cerr)
+			b.emit(Event{Key: k, Stage: StageCleanup, Message: cerr.Error(), Err: cerr})
+			err = errors.Join(err, cerr)
+		}
+	}()
+
+	// An interrupted earlier build of this key may have left a server behind.
+	if _, err := b.sweep(ctx, selector(LabelManagedBy, managedByValue, LabelTemporary, "true",
+		LabelPurpose, purposeValue, LabelBuildKey, buildKey(k))); err != nil {
+		return 0, fmt.Errorf("remove leftovers of an earlier build: %w", err)
+	}
+	// Another run may have finished this key meanwhile: never make two.
+	if img, err := b.Find(ctx, k); err != nil {
+		return 0, err
+	} else if img != nil {
+		img, err = b.waitAvailable(ctx, k, img)
+		if err != nil {
+			return 0, err
+		}
+		return img.ID, nil
+	}
+
+	cmd, err := writeCommand(r.ImageURL)
+	if err != nil {
+		return 0, err
+	}
+	location := r.Location
+	if location == "" {
+		location = defaultLocation
+	}
+	name := resourceName(k)
+	labels := b.temporaryLabels(k)
+
+	// 1. Temporary SSH key.
+	b.emit(Event{Key: k, Stage: StageKey, Message: "registering a temporary ssh key"})
+	signer, pub, err := newSSHKey()
+	if err != nil {
+		return 0, err
+	}
+	key, _, err := b.c.SSHKey.Create(ctx, hcloud.SSHKeyCreateOpts{Name: name, PublicKey: pub, Labels: labels})
+	if err != nil {
+		return 0, fmt.Errorf("register temporary ssh key %s: %w", name, err)
+	}
+	undo = append(undo, func(ctx context.Context) error {
+		if _, err := b.c.SSHKey.Delete(ctx, key); err != nil && !hcloud.IsError(err, hcloud.ErrorCodeNotFound) {
+			return fmt.Errorf("delete temporary ssh key %s (%d): %w", key.Name, key.ID, err)
+		}
+		return nil
+	})
+
+	// 2. Temporary server, not started.
+	st, err := b.chooseServerType(ctx, k.Arch, location, r.ServerType)
+	if err != nil {
+		return 0, err
+	}
+	debian, err := b.debianImage(ctx, k.Arch)
+	if err != nil {
+		return 0, err
+	}
+	b.emit(Event{Key: k, Stage: StageServer, Message: fmt.Sprintf("creating temporary server %s (%s in %s)", name, st.Name, location)})
+	res, _, err := b.c.Server.Create(ctx, hcloud.ServerCreateOpts{
+		Name:             name,
+		ServerType:       &hcloud.ServerType{ID: st.ID, Name: st.Name},
+		Image:            &hcloud.Image{ID: debian.ID},
+		Location:         &hcloud.Location{Name: location},
+		SSHKeys:          []*hcloud.SSHKey{key}, // else Hetzner mails a root password
+		StartAfterCreate: hcloud.Ptr(false),
+		Labels:           labels,
+	})
+	if err != nil {
+		return 0, fmt.Errorf("create temporary server %s (%s in %s): %w", name, st.Name, location, err)
+	}
+	server := res.Server
+	undo = append(undo, func(ctx context.Context) error { return b.deleteServer(ctx, server) })
+	if err := b.wait(ctx, k, StageServer, append([]*hcloud.Action{res.Action}, res.NextActions...)...); err != nil {
+		return 0, fmt.Errorf("create temporary server %s: %w", name, err)
+	}
+
+	// 3. Rescue system with the key, then boot.
+	b.emit(Event{Key: k, Stage: StageRescue, Message: "enabling the rescue system"})
+	rescue, _, err := b.c.Server.EnableRescue(ctx, server, hcloud.ServerEnableRescueOpts{
+		Type: hcloud.ServerRescueTypeLinux64, SSHKeys: []*hcloud.SSHKey{key},
+	})
+	if err != nil {
+		return 0, fmt.Errorf("enable rescue on temporary server %s: %w", name, err)
+	}
+	if err := b.wait(ctx, k, StageRescue, rescue.Action); err != nil {
+		return 0, fmt.Errorf("enable rescue on temporary server %s: %w", name, err)
+	}
+	b.emit(Event{Key: k, Stage: StageBoot, Message: "booting into the rescue system"})
+	on, _, err := b.c.Server.Poweron(ctx, server)
+	if err != nil {
+		return 0, fmt.Errorf("power on temporary server %s: %w", name, err)
+	}
+	if err := b.wait(ctx, k, StageBoot, on); err != nil {
+		return 0, fmt.Errorf("power on temporary server %s: %w", name, err)
+	}
+
+	// 4. SSH in and write the image.
+	ip, err := b.publicIPv4(ctx, server)
+	if err != nil {
+		return 0, err
+	}
+	addr := net.JoinHostPort(ip, strconv.Itoa(b.opts.SSHPort))
+	b.emit(Event{Key: k, Stage: StageSSH, Message: "connecting to " + addr})
+	client, err := b.dialRescue(ctx, addr, signer, func(n int, err error) {
+		b.emit(Event{Key: k, Stage: StageSSH, Message: fmt.Sprintf("rescue system not ready yet (attempt %d): %v", n, err)})
+	})
+	if err != nil {
+		return 0, err
+	}
+	defer func() { _ = client.Close() }()
+	if err := b.writeImage(ctx, k, client, r.ImageURL, cmd); err != nil {
+		return 0, err
+	}
+
+	// 5. Power off, snapshot, publish.
+	b.emit(Event{Key: k, Stage: StageShutdown, Message: "powering off"})
+	_ = client.Close()
+	off, _, err := b.c.Server.Poweroff(ctx, server)
+	if err != nil {
+		return 0, fmt.Errorf("power off temporary server %s: %w", name, err)
+	}
+	if err := b.wait(ctx, k, StageShutdown, off); err != nil {
+		return 0, fmt.Errorf("power off temporary server %s: %w", name, err)
+	}
+	return b.snapshot(ctx, k, server, &undo)
+}
+
+// writeImage discards the disk, runs the download pipeline with progress
+// events, and syncs.
+func (b *Builder) writeImage(ctx context.Context, k Key, client *ssh.Client, imageURL, cmd string) error {
+	if res, err := run(ctx, client, discardCommand, nil); err != nil {
+		return fmt.Errorf("prepare /dev/sda: %w", err)
+	} else if res.status != 0 {
+		b.emit(Event{Key: k, Stage: StageWrite, Message: "blkdiscard failed, the snapshot will be larger: " + lastLines(res.stderr, 1)})
+	}
+	total, err := uncompressedSize(ctx, b.opts.HTTPClient, imageURL)
+	if err != nil {
+		total = 0 // progress without a fraction
+	}
+	b.emit(Event{Key: k, Stage: StageWrite, Total: total, Message: "writing the talos image to /dev/sda"})
+	res, err := run(ctx, client, cmd, func(n int64) {
+		e := Event{Key: k, Stage: StageWrite, Bytes: n, Total: total, Message: "writing the talos image to /dev/sda"}
+		if total > 0 {
+			e.Fraction = min(float64(n)/float64(total), 1)
+		}
+		b.emit(e)
+	})
+	if err != nil {
+		return fmt.Errorf("write the image: %w", err)
+	}
+	if res.status != 0 {
+		return explainWrite(imageURL, res)
+	}
+	if res, err := run(ctx, client, syncCommand, nil); err != nil {
+		return fmt.Errorf("sync /dev/sda: %w", err)
+	} else if res.status != 0 {
+		return fmt.Errorf("sync /dev/sda failed (exit %d): %s", res.status, lastLines(res.stderr, 2))
+	}
+	return nil
+}
+
+// snapshot creates the image with temporary labels, waits until it is
+// available and only then gives it the labels Find looks for, so an
+// interrupted snapshot is never mistaken for a finished one.
+func (b *Builder) snapshot(ctx context.Context, k Key, server *hcloud.Server, undo *cleanups) (int64, error) {
+	b.emit(Event{Key: k, Stage: StageSnapshot, Message: "creating the snapshot"})
+	res, _, err := b.c.Server.CreateImage(ctx, server, &hcloud.ServerCreateImageOpts{
+		Type:        hcloud.ImageTypeSnapshot,
+		Description: hcloud.Ptr(Description(k)),
+		Labels:      b.temporaryLabels(k),
+	})
+	if err != nil {
+		return 0, fmt.Errorf("create snapshot of temporary server %s: %w", server.Name, err)
+	}
+	img := res.Image
+	published := false
+	*undo = append(*undo, func(ctx context.Context) error {
+		if published {
+			return nil
+		}
+		if _, err := b.c.Image.Delete(ctx, img); err != nil && !hcloud.IsError(err, hcloud.ErrorCodeNotFound) {
+			return fmt.Errorf("delete unfinished snapshot %d: %w", img.ID, err)
+		}
+		return nil
+	})
+	if err := b.wait(ctx, k, StageSnapshot, res.Action); err != nil {
+		return 0, fmt.Errorf("create snapshot of temporary server %s: %w", server.Name, err)
+	}
+	cur, _, err := b.c.Image.GetByID(ctx, img.ID)
+	if err != nil {
+		return 0, fmt.Errorf("read snapshot %d: %w", img.ID, err)
+	}
+	if cur == nil {
+		return 0, fmt.Errorf("snapshot %d vanished after it was created; retry", img.ID)
+	}
+	if cur, err = b.waitAvailable(ctx, k, cur); err != nil {
+		return 0, err
+	}
+	if _, _, err := b.c.Image.Update(ctx, cur, hcloud.ImageUpdateOpts{Labels: b.finalLabels(k)}); err != nil {
+		return 0, fmt.Errorf("label snapshot %d: %w", img.ID, err)
+	}
+	published = true
+	return cur.ID, nil
+}
+
+// wait waits for actions, reporting their progress as fractions.
+func (b *Builder) wait(ctx context.Context, k Key, stage string, actions ...*hcloud.Action) error {
+	return b.c.Action.WaitForFunc(ctx, func(a *hcloud.Action) error {
+		switch a.Status {
+		case hcloud.ActionStatusError:
+			return a.Error()
+		case hcloud.ActionStatusRunning:
+			b.emit(Event{Key: k, Stage: stage, Fraction: float64(a.Progress) / 100, Message: a.Command + " " + strconv.Itoa(a.Progress) + "%"})
+		}
+		return nil
+	}, actions...)
+}
+
+func (b *Builder) publicIPv4(ctx context.Context, server *hcloud.Server) (string, error) {
+	if server.PublicNet.IPv4.IP != nil && !server.PublicNet.IPv4.IsUnspecified() {
+		return server.PublicNet.IPv4.IP.String(), nil
+	}
+	cur, _, err := b.c.Server.GetByID(ctx, server.ID)
+	if err != nil {
+		return "", fmt.Errorf("read temporary server %s: %w", server.Name, err)
+	}
+	if cur == nil || cur.PublicNet.IPv4.IP == nil || cur.PublicNet.IPv4.IsUnspecified() {
+		return "", fmt.Errorf("temporary server %s has no public IPv4; the builder needs one to reach the rescue system over SSH", server.Name)
+	}
+	return cur.PublicNet.IPv4.IP.String(), nil
+}
+
+// deleteServer deletes a server and waits for the deletion to finish.
+func (b *Builder) deleteServer(ctx context.Context, server *hcloud.Server) error {
+	res, _, err := b.c.Server.DeleteWithResult(ctx, server)
+	if err != nil {
+		if hcloud.IsError(err, hcloud.ErrorCodeNotFound) {
+			return nil
+		}
+		return fmt.Errorf("delete temporary server %s (%d): %w", server.Name, server.ID, err)
+	}
+	if res != nil && res.Action != nil {
+		if err := b.c.Action.WaitFor(ctx, res.Action); err != nil {
+			return fmt.Errorf("delete temporary server %s (%d): %w", server.Name, server.ID, err)
+		}
+	}
+	return nil
+}
+
+// resourceName names a build's key and server: a valid hostname, unique per run.
+func resourceName(k Key) string {
+	var rnd [3]byte
+	_, _ = rand.Read(rnd[:])
+	return fmt.Sprintf("ohmytalos-image-%s-%s-%s", k.Arch, buildKey(k)[:8], hex.EncodeToString(rnd[:]))
+}

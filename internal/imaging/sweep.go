@@ -1,0 +1,65 @@
+package imaging
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hetznercloud/hcloud-go/v2/hcloud"
+)
+
+// Sweep deletes the temporary servers, SSH keys and unfinished snapshots
+// that interrupted builds left behind, found by their labels, and names
+// what it deleted ("server NAME", "ssh key NAME", "image ID"). Run it when no
+// build is in progress: it cannot tell a leftover from a live build.
+func (b *Builder) Sweep(ctx context.Context) ([]string, error) {
+	return b.sweep(ctx, temporarySelector())
+}
+
+// sweep deletes everything temporary matching sel: servers first (they use
+// the keys), then keys, then images. It goes on after a failure and reports
+// all of them.
+func (b *Builder) sweep(ctx context.Context, sel string) ([]string, error) {
+	var deleted []string
+	var errs []error
+	servers, err := b.c.Server.AllWithOpts(ctx, hcloud.ServerListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
+	if err != nil {
+		return nil, fmt.Errorf("list temporary servers (%s): %w", sel, err)
+	}
+	for _, s := range servers {
+		if err := b.deleteServer(ctx, s); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		deleted = append(deleted, "server "+s.Name)
+	}
+	keys, err := b.c.SSHKey.AllWithOpts(ctx, hcloud.SSHKeyListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
+	if err != nil {
+		return deleted, errors.Join(append(errs, fmt.Errorf("list temporary ssh keys (%s): %w", sel, err))...)
+	}
+	for _, k := range keys {
+		if _, err := b.c.SSHKey.Delete(ctx, k); err != nil && !hcloud.IsError(err, hcloud.ErrorCodeNotFound) {
+			errs = append(errs, fmt.Errorf("delete temporary ssh key %s (%d): %w", k.Name, k.ID, err))
+			continue
+		}
+		deleted = append(deleted, "ssh key "+k.Name)
+	}
+	imgs, err := b.c.Image.AllWithOpts(ctx, hcloud.ImageListOpts{
+		ListOpts: hcloud.ListOpts{LabelSelector: sel},
+		Type:     []hcloud.ImageType{hcloud.ImageTypeSnapshot},
+	})
+	if err != nil {
+		return deleted, errors.Join(append(errs, fmt.Errorf("list unfinished snapshots (%s): %w", sel, err))...)
+	}
+	for _, img := range imgs {
+		if _, err := b.c.Image.Delete(ctx, img); err != nil && !hcloud.IsError(err, hcloud.ErrorCodeNotFound) {
+			errs = append(errs, fmt.Errorf("delete unfinished snapshot %d: %w", img.ID, err))
+			continue
+		}
+		deleted = append(deleted, fmt.Sprintf("image %d", img.ID))
+	}
+	if len(errs) > 0 {
+		return deleted, fmt.Errorf("sweep temporary resources: %w", errors.Join(errs...))
+	}
+	return deleted, nil
+}

@@ -1,0 +1,139 @@
+package talosfake
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net/netip"
+	"net/url"
+	"strings"
+
+	"github.com/siderolabs/crypto/x509"
+	"github.com/siderolabs/talos/pkg/machinery/config/config"
+	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
+	"github.com/siderolabs/talos/pkg/machinery/config/machine"
+)
+
+// nodeConfig is what a fake node needs from its Talos machine config.
+type nodeConfig struct {
+	raw         []byte
+	machineType machine.Type
+	clusterID   string
+	clusterName string
+	endpoint    *url.URL
+	hostname    string
+
+	// osCA is machine.ca: a control plane carries the key, a worker only the
+	// certificate (generate.Input writes the key into control plane configs only).
+	osCA        *x509.PEMEncodedCertificateAndKey
+	acceptedCAs [][]byte
+	// k8sCA is cluster.ca, used to sign the admin kubeconfig.
+	k8sCA *x509.PEMEncodedCertificateAndKey
+
+	vip        netip.Addr
+	vipLink    string
+	hasVIP     bool
+	k8sVersion string
+	labels     map[string]string
+	taints     map[string]string
+	schedCPOK  bool
+}
+
+func (c *nodeConfig) controlPlane() bool {
+	return c.machineType == machine.TypeControlPlane || c.machineType == machine.TypeInit
+}
+
+// parseNodeConfig reads a machine config (multi-doc YAML) with machinery's loader.
+func parseNodeConfig(raw []byte) (*nodeConfig, error) {
+	provider, err := configloader.NewFromBytes(raw)
+	if err != nil {
+		return nil, fmt.Errorf("load machine config: %w", err)
+	}
+
+	if provider.RawV1Alpha1() == nil || provider.Machine() == nil || provider.Cluster() == nil {
+		return nil, errors.New("machine config has no v1alpha1 document: a Talos node needs machine and cluster sections")
+	}
+
+	m, cl := provider.Machine(), provider.Cluster()
+
+	nc := &nodeConfig{
+		raw:         append([]byte(nil), raw...),
+		machineType: m.Type(),
+		clusterID:   cl.ID(),
+		clusterName: cl.Name(),
+		endpoint:    cl.Endpoint(),
+		labels:      map[string]string{},
+		taints:      map[string]string{},
+		schedCPOK:   cl.ScheduleOnControlPlanes(),
+	}
+
+	if h := provider.NetworkHostnameConfig(); h != nil {
+		nc.hostname = h.Hostname()
+	}
+
+	if nc.clusterID == "" {
+		// Old configs have no cluster.id: the cluster name is the only key left.
+		nc.clusterID = "name:" + nc.clusterName
+	}
+
+	if m.Security() == nil || m.Security().IssuingCA() == nil || len(m.Security().IssuingCA().Crt) == 0 {
+		return nil, errors.New("machine config has no machine.ca certificate: the Talos API cannot serve TLS without the OS CA")
+	}
+
+	nc.osCA = m.Security().IssuingCA()
+
+	for _, ca := range m.Security().AcceptedCAs() {
+		if ca != nil && len(ca.Crt) > 0 {
+			nc.acceptedCAs = append(nc.acceptedCAs, ca.Crt)
+		}
+	}
+
+	if cl.IssuingCA() != nil && len(cl.IssuingCA().Crt) > 0 {
+		nc.k8sCA = cl.IssuingCA()
+	}
+
+	if api := cl.APIServer(); api != nil {
+		// registry.k8s.io/kube-apiserver:v1.35.0 -> v1.35.0
+		if i := strings.LastIndex(api.Image(), ":"); i >= 0 {
+			nc.k8sVersion = api.Image()[i+1:]
+		}
+	}
+
+	maps.Copy(nc.labels, m.NodeLabels())
+	maps.Copy(nc.taints, m.NodeTaints())
+
+	nc.readVIP(provider.NetworkVirtualIPConfigs(), m)
+
+	return nc, nil
+}
+
+// readVIP takes the first VIP document (HCloudVIPConfig or Layer2VIPConfig,
+// config/types/network), falling back to a legacy machine.network.interfaces[].vip.
+func (nc *nodeConfig) readVIP(docs []config.NetworkVirtualIPConfig, m config.MachineConfig) {
+	for _, d := range docs {
+		if d.VIP().IsValid() {
+			nc.vip, nc.vipLink, nc.hasVIP = d.VIP(), d.Link(), true
+
+			return
+		}
+	}
+
+	if m.Network() == nil {
+		return
+	}
+
+	for _, dev := range m.Network().Devices() {
+		if dev == nil || dev.VIPConfig() == nil || dev.VIPConfig().IP() == "" {
+			continue
+		}
+
+		addr, err := netip.ParseAddr(dev.VIPConfig().IP())
+		if err != nil {
+			continue
+		}
+
+		nc.vip, nc.vipLink, nc.hasVIP = addr, dev.Interface(), true
+
+		return
+	}
+}
