@@ -68,8 +68,22 @@ func (c *Cluster) StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 		return nil, fmt.Errorf("start fake Talos node %q (server %d): %w; pass the machine config generated for this cluster as user_data", o.Name, o.ServerID, err)
 	}
 
+	c.mu.Lock()
+	_, dup := c.nodes[o.ServerID]
+	c.mu.Unlock()
+
+	if dup {
+		return nil, fmt.Errorf("start fake Talos node %q: server %d already runs a node; stop it first", o.Name, o.ServerID)
+	}
+
 	n, err := newNode(c, o, cfg)
 	if err != nil {
+		return nil, err
+	}
+
+	if err := n.start(); err != nil {
+		n.cancel()
+
 		return nil, err
 	}
 
@@ -77,6 +91,7 @@ func (c *Cluster) StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 
 	if _, dup := c.nodes[o.ServerID]; dup {
 		c.mu.Unlock()
+		n.Stop()
 
 		return nil, fmt.Errorf("start fake Talos node %q: server %d already runs a node; stop it first", o.Name, o.ServerID)
 	}
@@ -84,20 +99,8 @@ func (c *Cluster) StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 	c.seq++
 	n.seq = c.seq
 	c.nodes[o.ServerID] = n
-	tc := c.clusterLocked(cfg)
+	c.reconcileLocked(c.clusterLocked(cfg))
 
-	c.mu.Unlock()
-
-	if err := n.start(); err != nil {
-		c.mu.Lock()
-		delete(c.nodes, o.ServerID)
-		c.mu.Unlock()
-
-		return nil, err
-	}
-
-	c.mu.Lock()
-	c.reconcileLocked(tc)
 	c.mu.Unlock()
 
 	return n, nil

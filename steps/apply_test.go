@@ -1,0 +1,137 @@
+package steps
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/ohmytalos/ohmytalos/internal/engine"
+)
+
+// wantSeed is what examples/seed.yaml must leave in Hetzner.
+var wantSeed = map[string]int{
+	"servers": 5, "networks": 1, "firewalls": 1, "load_balancers": 1, "placement_groups": 2,
+	"ssh_keys": 0, "images": 2, "volumes": 0,
+}
+
+func checkCounts(t *testing.T, w *world) {
+	t.Helper()
+	got := w.sb.HCloud.Counts()
+	for k, v := range wantSeed {
+		if got[k] != v {
+			t.Errorf("%s = %d, want %d (all: %v)", k, got[k], v, got)
+		}
+	}
+	if n := w.sb.Talos.Bootstraps(w.spec.Name); n != 1 {
+		t.Errorf("etcd bootstrapped %d times, want 1", n)
+	}
+}
+
+func TestApplySeedThenNothingChanges(t *testing.T) {
+	w := newWorld(t, "../examples/seed.yaml")
+	var events []engine.Event
+	if _, err := w.apply(t, context.Background(), func(ev engine.Event) { events = append(events, ev) }); err != nil {
+		t.Fatal(err)
+	}
+	checkCounts(t, w)
+	lbTargets := 0
+	for _, s := range w.sb.HCloud.Servers() {
+		if s.Labels["ohmytalos.io/ingress"] == "true" {
+			lbTargets++
+		}
+		if len(s.PrivateIPs) != 1 || !strings.HasPrefix(s.PrivateIPs[0], "10.0.") {
+			t.Errorf("server %s private IPs %v", s.Name, s.PrivateIPs)
+		}
+	}
+	if lbTargets != 2 {
+		t.Errorf("ingress targets = %d, want the 2 workers", lbTargets)
+	}
+	env := w.env(t)
+	kc, err := env.State.Secret(secretKubeconfig)
+	if err != nil || !strings.Contains(string(kc), "clusters:") {
+		t.Fatalf("kubeconfig: %v", err)
+	}
+	raw, _ := os.ReadFile(env.State.SecretPath(secretKubeconfig))
+	if strings.Contains(string(raw), "clusters:") {
+		t.Error("kubeconfig stored in clear")
+	}
+	if len(w.sb.Talos.VIPHolders(w.spec.Name)) != 1 {
+		t.Errorf("VIP holders = %v", w.sb.Talos.VIPHolders(w.spec.Name))
+	}
+
+	before := w.sb.HCloud.Stats().Requests
+	var again []engine.Event
+	if _, err := w.apply(t, context.Background(), func(ev engine.Event) { again = append(again, ev) }); err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range again {
+		if ev.Kind != engine.KindSkipped {
+			t.Errorf("second apply did something: %+v", ev)
+		}
+	}
+	if after := w.sb.HCloud.Stats().Requests; after != before {
+		t.Errorf("second apply sent %d API requests", after-before)
+	}
+	plans, err := engine.New(All(w.deps())...).Plan(context.Background(), w.env(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range plans {
+		if n := p.Count(engine.ActionCreate); n != 0 {
+			t.Errorf("plan %s still creates %d", p.Step, n)
+		}
+	}
+	checkCounts(t, w)
+}
+
+// TestResumeAtEveryCheckpoint interrupts apply right after each resource
+// is created and checkpointed, resumes in a new "process", and checks the
+// end state is exactly the planned one.
+func TestResumeAtEveryCheckpoint(t *testing.T) {
+	// How many checkpoints a clean run has.
+	clean := newWorld(t, "../examples/seed.yaml")
+	points := 0
+	if _, err := clean.apply(t, context.Background(), func(ev engine.Event) {
+		if ev.Kind == engine.KindResource && ev.Action == engine.ActionCreate {
+			points++
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	step := 1
+	if testing.Short() {
+		step = 4
+	}
+	for k := 1; k <= points; k += step {
+		t.Run(fmt.Sprintf("after-%d", k), func(t *testing.T) {
+			w := newWorld(t, "../examples/seed.yaml")
+			ctx, cancel := context.WithCancel(context.Background())
+			n := 0
+			where := ""
+			_, err := w.apply(t, ctx, func(ev engine.Event) {
+				if ev.Kind == engine.KindResource && ev.Action == engine.ActionCreate {
+					n++
+					if n == k {
+						where = ev.Resource
+						cancel()
+					}
+				}
+			})
+			cancel()
+			if err == nil && k < points {
+				t.Logf("run finished despite the interrupt after %s", where)
+			}
+			if _, err := w.apply(t, context.Background(), nil); err != nil {
+				t.Fatalf("resume after %s: %v", where, err)
+			}
+			checkCounts(t, w)
+			for _, s := range w.sb.HCloud.Servers() {
+				if s.Labels["ohmytalos.io/temporary"] == "true" {
+					t.Errorf("temporary server %s left after interrupt at %s", s.Name, where)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,80 @@
+package steps
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/sandbox"
+	"github.com/ohmytalos/ohmytalos/internal/secrets"
+	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/internal/state"
+)
+
+// world is one sandbox and a state directory: a cluster's whole outside.
+type world struct {
+	sb   *sandbox.Sandbox
+	dir  string
+	spec *spec.Spec
+}
+
+// fastSandbox starts a sandbox whose actions finish on the next poll.
+func fastSandbox(t *testing.T) *sandbox.Sandbox {
+	t.Helper()
+	sb, err := sandbox.Start(context.Background(), sandbox.Options{ActionDuration: 0, BootDelay: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	return sb
+}
+
+func newWorld(t *testing.T, specPath string) *world {
+	t.Helper()
+	t.Setenv("OHMYTALOS_AGE_KEY_FILE", filepath.Join(t.TempDir(), "age.key"))
+	sp, err := spec.Load(specPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &world{sb: fastSandbox(t), dir: t.TempDir(), spec: sp}
+}
+
+// deps wires fresh clients to the sandbox, as a new process would.
+func (w *world) deps() *Deps {
+	return &Deps{
+		Log: slog.New(slog.DiscardHandler), Sandbox: true, HCloudEndpoint: w.sb.HCloudURL, FactoryURL: w.sb.FactoryURL,
+		SSHPort: w.sb.RescueSSHPort, PollInterval: 10 * time.Millisecond, NodeTimeout: time.Minute,
+		HTTP: &http.Client{Timeout: time.Minute},
+		Resolver: secrets.NewResolver(secrets.Options{Env: func(k string) (string, bool) {
+			if k == "HCLOUD_TOKEN" {
+				return w.sb.Token, true
+			}
+			return "", false
+		}}),
+	}
+}
+
+// env opens the state as a new process would.
+func (w *world) env(t *testing.T) *engine.Env {
+	t.Helper()
+	keys, err := state.LoadKeyring(state.KeyFileCandidates(), state.DefaultNewKeyFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := state.Open(w.dir, w.spec.Name, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &engine.Env{Spec: w.spec, State: st, Log: slog.New(slog.DiscardHandler)}
+}
+
+// apply runs every step in a fresh "process"; events go to sink.
+func (w *world) apply(t *testing.T, ctx context.Context, sink func(engine.Event)) (*Deps, error) {
+	t.Helper()
+	d := w.deps()
+	return d, engine.New(All(d)...).Run(ctx, w.env(t), engine.Options{Redact: d.Redact}, sink)
+}
