@@ -142,6 +142,13 @@ func (s *Bootstrap) Apply(ctx context.Context, env *engine.Env, emit engine.Emit
 			return err
 		}
 	}
+	hc, err := s.d.HCloud(ctx, sp)
+	if err != nil {
+		return err
+	}
+	if err := s.d.waitLoadBalancers(ctx, hc, env, emit); err != nil {
+		return err
+	}
 	kc, err := first.Kubeconfig(ctx)
 	if err != nil {
 		return fmt.Errorf("fetch kubeconfig: %w", err)

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strconv"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/internal/state"
 )
 
 // Pools creates what the node pools share: spread placement groups, the
@@ -116,14 +118,14 @@ func (s *Pools) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) er
 	if net == nil {
 		return fmt.Errorf("the cluster network does not exist yet: run the network step first (ohmytalos apply --only network)")
 	}
-	var pending []*hcloud.Action
+	pending := map[string]*hcloud.Action{}
 	key, name, labels := ingressLB(sp)
 	target := cloud.Selector(map[string]string{cloud.LabelCluster: sp.Name, cloud.LabelIngress: "true"})
 	a, err := s.loadBalancer(ctx, c, env, emit, net, key, name, labels, target, []int{80, 443})
 	if err != nil {
 		return err
 	}
-	pending = append(pending, a...)
+	pending[key] = a
 	if sp.Endpoint.Mode == spec.EndpointLoadBalancer {
 		key, name, labels := apiLB(sp)
 		target := cloud.Selector(map[string]string{cloud.LabelCluster: sp.Name, cloud.LabelRole: spec.RoleControlPlane})
@@ -131,14 +133,53 @@ func (s *Pools) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) er
 		if err != nil {
 			return err
 		}
-		pending = append(pending, a...)
+		pending[key] = a
 	}
-	if len(pending) > 0 {
-		if err := c.Action.WaitFor(ctx, pending...); err != nil {
-			return fmt.Errorf("load balancer: %w", err)
+	// Servers do not depend on the load balancers being ready, so their
+	// create actions are waited for at the end of bootstrap, off the
+	// critical path; the action IDs are checkpointed for a resumed run.
+	for key, a := range pending {
+		if a == nil {
+			continue
+		}
+		if err := env.State.Update(func(st *state.State) error {
+			r := st.Resources[key]
+			if r.Attrs == nil {
+				r.Attrs = map[string]string{}
+			}
+			r.Attrs["createAction"] = strconv.FormatInt(a.ID, 10)
+			st.Resources[key] = r
+			return nil
+		}); err != nil {
+			return err
 		}
 	}
 	s.d.rateEvent(emit)
+	return nil
+}
+
+// waitLoadBalancers waits for the load balancers' create actions that a
+// pools step left running.
+func (d *Deps) waitLoadBalancers(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit) error {
+	var acts []*hcloud.Action
+	for _, key := range []string{"lb/ingress", "lb/api"} {
+		r, ok := env.State.Resource(key)
+		if !ok || r.Attrs["createAction"] == "" {
+			continue
+		}
+		id, err := strconv.ParseInt(r.Attrs["createAction"], 10, 64)
+		if err != nil {
+			continue
+		}
+		acts = append(acts, &hcloud.Action{ID: id, Status: hcloud.ActionStatusRunning})
+	}
+	if len(acts) == 0 {
+		return nil
+	}
+	if err := c.Action.WaitFor(ctx, acts...); err != nil {
+		return fmt.Errorf("load balancer: %w", err)
+	}
+	emit(engine.Event{Kind: engine.KindResource, Action: "ready", Resource: "load-balancers", Message: fmt.Sprintf("%d load balancer(s) active", len(acts))})
 	return nil
 }
 
@@ -225,11 +266,11 @@ func (s *Pools) firewall(ctx context.Context, c *hcloud.Client, env *engine.Env,
 
 // loadBalancer ensures a load balancer in the network with a label-selector
 // target over private IPs and TCP services on ports; it returns the create
-// action to wait for (none when reused).
+// action to wait for (nil when reused).
 func (s *Pools) loadBalancer(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit, netw *hcloud.Network,
-	key, name string, labels map[string]string, target string, ports []int) ([]*hcloud.Action, error) {
+	key, name string, labels map[string]string, target string, ports []int) (*hcloud.Action, error) {
 	sp := env.Spec
-	var actions []*hcloud.Action
+	var action *hcloud.Action
 	_, _, err := ensure(ctx, env, emit, s.Name(), key, cloud.Selector(labels), resourceOps[*hcloud.LoadBalancer]{
 		kind: "load-balancer",
 		get: func(ctx context.Context, id int64) (*hcloud.LoadBalancer, error) {
@@ -260,14 +301,12 @@ func (s *Pools) loadBalancer(ctx context.Context, c *hcloud.Client, env *engine.
 			if err != nil {
 				return nil, fmt.Errorf("create load balancer %s: %w", name, err)
 			}
-			if r.Action != nil {
-				actions = append(actions, r.Action)
-			}
+			action = r.Action
 			return r.LoadBalancer, nil
 		},
 		id:    func(l *hcloud.LoadBalancer) int64 { return l.ID },
 		name:  func(l *hcloud.LoadBalancer) string { return l.Name },
 		isNil: func(l *hcloud.LoadBalancer) bool { return l == nil },
 	})
-	return actions, err
+	return action, err
 }

@@ -39,7 +39,7 @@ the resources it would create or reuse. It changes nothing.`,
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "cluster %s (%s)\n", s.Name, g.config)
-			if g.sandbox {
+			if rt.deps.Sandbox {
 				fmt.Fprintln(out, "SANDBOX: nothing here exists on Hetzner")
 			}
 			status := rt.engine.Status(rt.env.State.Get(), s.Hash())
@@ -78,7 +78,7 @@ the resources it would create or reuse. It changes nothing.`,
 
 func newApplyCmd(g *globals) *cobra.Command {
 	var opts engine.Options
-	var plain, asJSON bool
+	var plain, asJSON, yes bool
 	c := &cobra.Command{
 		Use:   "apply",
 		Short: "Create or resume the cluster the spec describes",
@@ -103,13 +103,20 @@ changes nothing.`,
 			}
 			defer rt.env.State.Unlock()
 			out := cmd.OutOrStdout()
+			if diff := engine.SpecChange(rt.env); len(diff) > 0 && !yes {
+				fmt.Fprintln(out, "the spec changed since the last apply:")
+				for _, l := range diff {
+					fmt.Fprintln(out, "  "+l)
+				}
+				return fmt.Errorf("not applied: review the change (and \"ohmytalos plan\"), then run \"ohmytalos apply --yes\" to apply it")
+			}
 			sink := engine.PlainRenderer(out)
 			if asJSON {
 				sink = engine.JSONRenderer(out)
 			} else if !plain && isTerminal(out) {
 				sink = engine.PlainRenderer(out) // the TUI progress view lands with the wizard
 			}
-			if g.sandbox && !asJSON {
+			if rt.deps.Sandbox && !asJSON {
 				fmt.Fprintln(out, "SANDBOX: running against built-in fakes; nothing is created on Hetzner")
 			}
 			opts.Redact = rt.redact
@@ -120,6 +127,7 @@ changes nothing.`,
 	c.Flags().StringVar(&opts.From, "from", "", "start at this step even if it is done (expert)")
 	c.Flags().BoolVar(&plain, "plain", false, "print events as plain lines even on a terminal")
 	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON event per line")
+	c.Flags().BoolVar(&yes, "yes", false, "apply even though the spec changed since the last apply")
 	return c
 }
 

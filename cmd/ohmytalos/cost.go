@@ -56,7 +56,7 @@ func runCost(cmd *cobra.Command, g *globals, asJSON bool, vat string) error {
 	if asJSON {
 		return json.NewEncoder(out).Encode(est)
 	}
-	if g.sandbox {
+	if d.Sandbox {
 		fmt.Fprintln(out, "SANDBOX: prices from the sandbox's price list; nothing is created")
 	}
 	if why != "" {

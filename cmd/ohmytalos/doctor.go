@@ -48,7 +48,7 @@ Checks: ` + strings.Join(checkIDs(), ", "),
 			}
 			out := cmd.OutOrStdout()
 			if !asJSON {
-				if g.sandbox {
+				if rt.deps.Sandbox {
 					fmt.Fprintln(out, "SANDBOX: checking the sandboxed cluster; nothing here exists on Hetzner")
 				}
 				for _, n := range notes {

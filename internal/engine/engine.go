@@ -5,6 +5,7 @@ package engine
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -191,12 +192,34 @@ func (e *Engine) runStep(ctx context.Context, env *Env, s Step, hash string, sen
 	if err := env.State.Update(func(st *state.State) error {
 		st.Steps[name] = &state.StepState{Status: state.StatusDone, SpecHash: hash, Started: started, Finished: time.Now().UTC()}
 		st.SpecHash = hash
+		if y, err := env.Spec.Marshal(); err == nil {
+			b, _ := json.Marshal(string(y))
+			st.Data[DataAppliedSpec] = b
+		}
 		return nil
 	}); err != nil {
 		return fmt.Errorf("checkpoint %s: %w", name, err)
 	}
 	send(Event{Step: name, Kind: KindDone, Message: s.Title() + " done", Elapsed: time.Since(started)})
 	return nil
+}
+
+// DataAppliedSpec is the state data key of the spec the last finished
+// step ran with (YAML; specs hold no secret values).
+const DataAppliedSpec = "appliedSpec"
+
+// SpecChange returns the line diff between the spec last applied and env's
+// spec; nil when nothing was applied yet or nothing changed.
+func SpecChange(env *Env) []string {
+	var prev string
+	if found, err := env.State.GetData(DataAppliedSpec, &prev); !found || err != nil {
+		return nil
+	}
+	cur, err := env.Spec.Marshal()
+	if err != nil {
+		return nil
+	}
+	return spec.Diff([]byte(prev), cur)
 }
 
 // ErrInterrupted is returned when the run was cancelled (Ctrl-C).

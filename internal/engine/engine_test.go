@@ -234,3 +234,24 @@ func TestPlainRenderer(t *testing.T) {
 		t.Errorf("got %q want %q", buf.String(), want)
 	}
 }
+
+func TestSpecChange(t *testing.T) {
+	dir := t.TempDir()
+	w := &world{created: map[string]int{}}
+	e := New(steps(w)...)
+	env := newEnv(t, dir)
+	if d := SpecChange(env); d != nil {
+		t.Errorf("change before any apply: %v", d)
+	}
+	if err := e.Run(context.Background(), env, Options{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if d := SpecChange(env); len(d) != 0 {
+		t.Errorf("change right after apply: %v", d)
+	}
+	env.Spec.Pools[0].Count = 7
+	d := SpecChange(env)
+	if len(d) != 2 || !strings.Contains(d[1], "count: 7") {
+		t.Errorf("diff = %v", d)
+	}
+}

@@ -261,3 +261,18 @@ func TestLayoutProblems(t *testing.T) {
 		t.Errorf("usage = %+v", u)
 	}
 }
+
+func TestDiff(t *testing.T) {
+	a := Default("demo")
+	b := Default("demo")
+	b.Pools[0].Count = 4
+	ab, _ := a.Marshal()
+	bb, _ := b.Marshal()
+	d := Diff(ab, bb)
+	if len(d) != 2 || d[0] != "-     count: 2" || d[1] != "+     count: 4" {
+		t.Errorf("diff = %q", d)
+	}
+	if len(Diff(ab, ab)) != 0 {
+		t.Error("diff of equal specs")
+	}
+}
