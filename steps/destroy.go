@@ -136,7 +136,7 @@ func Destroy(ctx context.Context, d *Deps, env *engine.Env, p *DestroyPlan, emit
 		if err != nil && !cloud.IsNotFound(err) {
 			return fmt.Errorf("delete %s %s (%d): %w", kind, name, id, err)
 		}
-		emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionDelete, Resource: kind + "/" + name, ID: id})
+		emit(engine.Event{Step: "destroy", Kind: engine.KindResource, Action: engine.ActionDelete, Resource: kind + "/" + name, ID: id})
 		return nil
 	}
 	for _, lb := range p.LoadBalancers {
@@ -167,6 +167,18 @@ func Destroy(ctx context.Context, d *Deps, env *engine.Env, p *DestroyPlan, emit
 		}
 	}
 	for _, f := range p.Firewalls {
+		// A firewall still applied (even to a label selector) is in use.
+		if len(f.AppliedTo) > 0 {
+			acts, _, err := c.Firewall.RemoveResources(ctx, f, f.AppliedTo)
+			if err != nil && !cloud.IsNotFound(err) && !hcloud.IsError(err, hcloud.ErrorCodeFirewallResourceNotFound) {
+				return fmt.Errorf("detach firewall %s: %w", f.Name, err)
+			}
+			if len(acts) > 0 {
+				if err := c.Action.WaitFor(ctx, acts...); err != nil {
+					return fmt.Errorf("detach firewall %s: %w", f.Name, err)
+				}
+			}
+		}
 		_, err := c.Firewall.Delete(ctx, f)
 		if err := gone("firewall", f.Name, f.ID, err); err != nil {
 			return err

@@ -1,0 +1,78 @@
+package steps
+
+import (
+	"context"
+	"testing"
+
+	"github.com/hetznercloud/hcloud-go/v2/hcloud"
+
+	"github.com/ohmytalos/ohmytalos/internal/cloud"
+	"github.com/ohmytalos/ohmytalos/internal/engine"
+)
+
+func TestDestroyLeavesNothingLabelled(t *testing.T) {
+	w := newWorld(t, "../examples/seed.yaml")
+	d, err := w.apply(t, context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := w.env(t)
+	c, err := d.HCloud(context.Background(), w.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A load balancer the cloud controller made for a Service: unlabelled
+	// for ohmytalos, but in the cluster network, where it blocks deletion.
+	netw, err := findNetwork(context.Background(), c, env.State, w.spec.Name)
+	if err != nil || netw == nil {
+		t.Fatalf("network: %v", err)
+	}
+	_, _, err = c.LoadBalancer.Create(context.Background(), hcloud.LoadBalancerCreateOpts{
+		Name: "a1b2c3", LoadBalancerType: &hcloud.LoadBalancerType{Name: "lb11"}, Location: &hcloud.Location{Name: "nbg1"},
+		Network: netw, Labels: map[string]string{"hcloud-ccm/service-uid": "1234"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := PlanDestroy(context.Background(), d, env, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.LoadBalancers) != 2 || len(p.Servers) != 5 || len(p.Networks) != 1 || len(p.Snapshots) != 0 {
+		t.Fatalf("plan: %d LBs, %d servers, %d networks, %d snapshots", len(p.LoadBalancers), len(p.Servers), len(p.Networks), len(p.Snapshots))
+	}
+	if err := Destroy(context.Background(), d, env, p, func(engine.Event) {}); err != nil {
+		t.Fatal(err)
+	}
+	sel := cloud.ClusterSelector(w.spec.Name)
+	servers, _ := c.Server.AllWithOpts(context.Background(), hcloud.ServerListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
+	nets, _ := c.Network.AllWithOpts(context.Background(), hcloud.NetworkListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
+	fws, _ := c.Firewall.AllWithOpts(context.Background(), hcloud.FirewallListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
+	pgs, _ := c.PlacementGroup.AllWithOpts(context.Background(), hcloud.PlacementGroupListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
+	lbs, _ := c.LoadBalancer.All(context.Background())
+	if len(servers)+len(nets)+len(fws)+len(pgs)+len(lbs) != 0 {
+		t.Errorf("left: %d servers, %d networks, %d firewalls, %d groups, %d load balancers", len(servers), len(nets), len(fws), len(pgs), len(lbs))
+	}
+	if got := w.sb.HCloud.Counts()["images"]; got != 2 {
+		t.Errorf("snapshots = %d, want the 2 shared ones kept", got)
+	}
+	// Re-running finds nothing and succeeds.
+	p2, err := PlanDestroy(context.Background(), d, w.env(t), false)
+	if err != nil || len(p2.Items) != 0 {
+		t.Errorf("second plan: %v, %v", p2, err)
+	}
+	// The cluster can be applied again from the same state.
+	if _, err := w.apply(t, context.Background(), nil); err != nil {
+		t.Fatalf("apply after destroy: %v", err)
+	}
+	checkCountsAfterRecreate(t, w)
+}
+
+func checkCountsAfterRecreate(t *testing.T, w *world) {
+	t.Helper()
+	got := w.sb.HCloud.Counts()
+	if got["servers"] != 5 || got["networks"] != 1 || got["images"] != 2 {
+		t.Errorf("after re-apply: %v", got)
+	}
+}
+
