@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/steps"
 )
 
 func newPlanCmd(g *globals) *cobra.Command {
@@ -21,59 +23,60 @@ func newPlanCmd(g *globals) *cobra.Command {
 the resources it would create or reuse. It changes nothing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := g.loadSpec()
-			if err != nil {
-				return err
-			}
-			rt, err := g.runtime(cmd.Context(), s)
-			if err != nil {
-				return err
-			}
-			defer rt.Close()
-			plans, err := rt.engine.Plan(cmd.Context(), rt.env)
-			if asJSON {
-				if e := json.NewEncoder(cmd.OutOrStdout()).Encode(plans); e != nil {
-					return e
-				}
-				return err
-			}
-			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "cluster %s (%s)\n", s.Name, g.config)
-			if rt.deps.Sandbox {
-				fmt.Fprintln(out, "SANDBOX: nothing here exists on Hetzner")
-			}
-			status := rt.engine.Status(rt.env.State.Get(), s.Hash())
-			for i, p := range plans {
-				fmt.Fprintf(out, "\n%d. %s [%s]\n", i+1, rt.engine.Steps()[i].Title(), status[i].Status)
-				for _, it := range p.Items {
-					line := fmt.Sprintf("   %-7s %-14s %s", it.Action, it.Kind, it.Name)
-					if it.Detail != "" {
-						line += "  " + it.Detail
-					}
-					fmt.Fprintln(out, strings.TrimRight(line, " "))
-				}
-				for _, n := range p.Notes {
-					fmt.Fprintln(out, "   note: "+n)
-				}
-			}
-			if fs := s.Findings(); len(fs) > 0 {
-				fmt.Fprintln(out, "\nnetwork findings:")
-				writeFindings(out, fs)
-			}
-			if cat, why := catalog(cmd.Context(), rt.deps, s); cat != nil {
-				if est, cerr := cat.Estimate(s.Usage()); cerr == nil {
-					fmt.Fprintf(out, "\ncost: %s EUR/month net, %s gross (%s EUR/hour net); details: ohmytalos cost\n   %s\n",
-						est.MonthlyNet.Format(2), est.MonthlyGross.Format(2), est.HourlyNet.Format(4), est.Label)
-					if why != "" {
-						fmt.Fprintln(out, "   note: "+why)
-					}
-				}
-			}
-			return err
+			return g.withRuntime(cmd.Context(), "", func(s *spec.Spec, rt *runtime) error {
+				return printPlan(cmd, g, s, rt, asJSON)
+			})
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the plans as JSON")
 	return c
+}
+
+// printPlan prints every step's plan, the network findings and the cost.
+func printPlan(cmd *cobra.Command, g *globals, s *spec.Spec, rt *runtime, asJSON bool) error {
+	plans, err := rt.engine.Plan(cmd.Context(), rt.env)
+	if asJSON {
+		if e := json.NewEncoder(cmd.OutOrStdout()).Encode(plans); e != nil {
+			return e
+		}
+		return err
+	}
+	out := cmd.OutOrStdout()
+	fmt.Fprintf(out, "cluster %s (%s)\n", s.Name, g.config)
+	if rt.deps.Sandbox {
+		fmt.Fprintln(out, "SANDBOX: nothing here exists on Hetzner")
+	}
+	status := rt.engine.Status(rt.env.State.Get(), s.Hash())
+	for i, p := range plans {
+		fmt.Fprintf(out, "\n%d. %s [%s]\n", i+1, rt.engine.Steps()[i].Title(), status[i].Status)
+		for _, it := range p.Items {
+			line := fmt.Sprintf("   %-7s %-14s %s", it.Action, it.Kind, it.Name)
+			if it.Detail != "" {
+				line += "  " + it.Detail
+			}
+			fmt.Fprintln(out, strings.TrimRight(line, " "))
+		}
+		for _, n := range p.Notes {
+			fmt.Fprintln(out, "   note: "+n)
+		}
+	}
+	if fs := s.Findings(); len(fs) > 0 {
+		fmt.Fprintln(out, "\nnetwork findings:")
+		writeFindings(out, fs)
+	}
+	if cat, why := catalog(cmd.Context(), rt.deps, s); cat != nil {
+		if ps := steps.CheckServerTypes(s, cat); len(ps) > 0 {
+			fmt.Fprintln(out, "\n"+ps.Error())
+		}
+		if est, cerr := cat.Estimate(s.Usage()); cerr == nil {
+			fmt.Fprintf(out, "\ncost: %s EUR/month net, %s gross (%s EUR/hour net); details: ohmytalos cost\n   %s\n",
+				est.MonthlyNet.Format(2), est.MonthlyGross.Format(2), est.HourlyNet.Format(4), est.Label)
+			if why != "" {
+				fmt.Fprintln(out, "   note: "+why)
+			}
+		}
+	}
+	return err
 }
 
 func newApplyCmd(g *globals) *cobra.Command {
@@ -89,38 +92,9 @@ and never creates a resource twice. A second apply of a finished cluster
 changes nothing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := g.loadSpec()
-			if err != nil {
-				return err
-			}
-			rt, err := g.runtime(cmd.Context(), s)
-			if err != nil {
-				return err
-			}
-			defer rt.Close()
-			if err := rt.env.State.Lock("ohmytalos apply"); err != nil {
-				return err
-			}
-			defer rt.env.State.Unlock()
-			out := cmd.OutOrStdout()
-			if diff := engine.SpecChange(rt.env); len(diff) > 0 && !yes {
-				fmt.Fprintln(out, "the spec changed since the last apply:")
-				for _, l := range diff {
-					fmt.Fprintln(out, "  "+l)
-				}
-				return fmt.Errorf("not applied: review the change (and \"ohmytalos plan\"), then run \"ohmytalos apply --yes\" to apply it")
-			}
-			sink := engine.PlainRenderer(out)
-			if asJSON {
-				sink = engine.JSONRenderer(out)
-			} else if !plain && isTerminal(out) {
-				sink = engine.PlainRenderer(out) // the TUI progress view lands with the wizard
-			}
-			if rt.deps.Sandbox && !asJSON {
-				fmt.Fprintln(out, "SANDBOX: running against built-in fakes; nothing is created on Hetzner")
-			}
-			opts.Redact = rt.redact
-			return rt.engine.Run(cmd.Context(), rt.env, opts, sink)
+			return g.withRuntime(cmd.Context(), "ohmytalos apply", func(s *spec.Spec, rt *runtime) error {
+				return runApply(cmd, s, rt, opts, plain, asJSON, yes)
+			})
 		},
 	}
 	c.Flags().StringVar(&opts.Only, "only", "", "run only this step (expert)")
@@ -129,6 +103,36 @@ changes nothing.`,
 	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON event per line")
 	c.Flags().BoolVar(&yes, "yes", false, "apply even though the spec changed since the last apply")
 	return c
+}
+
+// runApply checks the spec change and the server types, then runs the engine.
+func runApply(cmd *cobra.Command, s *spec.Spec, rt *runtime, opts engine.Options, plain, asJSON, yes bool) error {
+	out := cmd.OutOrStdout()
+	if diff := engine.SpecChange(rt.env); len(diff) > 0 && !yes {
+		fmt.Fprintln(out, "the spec changed since the last apply:")
+		for _, l := range diff {
+			fmt.Fprintln(out, "  "+l)
+		}
+		return fmt.Errorf("not applied: review the change (and \"ohmytalos plan\"), then run \"ohmytalos apply --yes\" to apply it")
+	}
+	// Server types are checked against live prices (or the offline
+	// list) before anything is created.
+	if cat, _ := catalog(cmd.Context(), rt.deps, s); cat != nil {
+		if ps := steps.CheckServerTypes(s, cat); len(ps) > 0 {
+			return ps
+		}
+	}
+	sink := engine.PlainRenderer(out)
+	if asJSON {
+		sink = engine.JSONRenderer(out)
+	} else if !plain && isTerminal(out) {
+		sink = engine.PlainRenderer(out) // the TUI progress view lands with the wizard
+	}
+	if rt.deps.Sandbox && !asJSON {
+		fmt.Fprintln(out, "SANDBOX: running against built-in fakes; nothing is created on Hetzner")
+	}
+	opts.Redact = rt.redact
+	return rt.engine.Run(cmd.Context(), rt.env, opts, sink)
 }
 
 func isTerminal(w any) bool {

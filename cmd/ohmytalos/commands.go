@@ -10,11 +10,6 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/kubeconfig"
 )
 
-// errNotYet marks commands whose capability has not landed in this build.
-func errNotYet(what string) error {
-	return fmt.Errorf("%s is not available in this build yet", what)
-}
-
 func newInitCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
 		Use:   "init",

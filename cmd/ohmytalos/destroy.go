@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/internal/talos"
 	"github.com/ohmytalos/ohmytalos/steps"
 )
@@ -28,45 +29,39 @@ in dependency order. Snapshots are shared between clusters and kept unless
 --images. Safe to re-run: what is already gone counts as deleted.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := g.loadSpec()
-			if err != nil {
-				return err
-			}
-			rt, err := g.runtime(cmd.Context(), s)
-			if err != nil {
-				return err
-			}
-			defer rt.Close()
-			if err := rt.env.State.Lock("ohmytalos destroy"); err != nil {
-				return err
-			}
-			defer rt.env.State.Unlock()
-			p, err := steps.PlanDestroy(cmd.Context(), rt.deps, rt.env, images)
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			if len(p.Items) == 0 {
-				fmt.Fprintf(out, "nothing labelled for cluster %s exists\n", s.Name)
-				return nil
-			}
-			fmt.Fprintf(out, "destroy will delete %d resources of cluster %s:\n", len(p.Items), s.Name)
-			for _, it := range p.Items {
-				fmt.Fprintf(out, "  %-15s %-30s id %-10d %s\n", it.Kind, it.Name, it.ID, it.Why)
-			}
-			if !yes {
-				fmt.Fprintf(out, "type the cluster name (%s) to confirm: ", s.Name)
-				line, _ := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')
-				if strings.TrimSpace(line) != s.Name {
-					return fmt.Errorf("not confirmed: nothing was deleted")
-				}
-			}
-			return steps.Destroy(cmd.Context(), rt.deps, rt.env, p, engine.PlainRenderer(out))
+			return g.withRuntime(cmd.Context(), "ohmytalos destroy", func(s *spec.Spec, rt *runtime) error {
+				return runDestroy(cmd, s, rt, yes, images)
+			})
 		},
 	}
 	c.Flags().BoolVar(&yes, "yes", false, "do not ask for confirmation")
 	c.Flags().BoolVar(&images, "images", false, "also delete the snapshots this cluster built (other clusters may share them)")
 	return c
+}
+
+// runDestroy lists what will be deleted, asks, and deletes.
+func runDestroy(cmd *cobra.Command, s *spec.Spec, rt *runtime, yes, images bool) error {
+	p, err := steps.PlanDestroy(cmd.Context(), rt.deps, rt.env, images)
+	if err != nil {
+		return err
+	}
+	out := cmd.OutOrStdout()
+	if len(p.Items) == 0 {
+		fmt.Fprintf(out, "nothing labelled for cluster %s exists\n", s.Name)
+		return nil
+	}
+	fmt.Fprintf(out, "destroy will delete %d resources of cluster %s:\n", len(p.Items), s.Name)
+	for _, it := range p.Items {
+		fmt.Fprintf(out, "  %-15s %-30s id %-10d %s\n", it.Kind, it.Name, it.ID, it.Why)
+	}
+	if !yes {
+		fmt.Fprintf(out, "type the cluster name (%s) to confirm: ", s.Name)
+		line, _ := bufio.NewReader(cmd.InOrStdin()).ReadString('\n')
+		if strings.TrimSpace(line) != s.Name {
+			return fmt.Errorf("not confirmed: nothing was deleted")
+		}
+	}
+	return steps.Destroy(cmd.Context(), rt.deps, rt.env, p, engine.PlainRenderer(out))
 }
 
 func newTalosConfigCmd(g *globals) *cobra.Command {
@@ -84,44 +79,42 @@ REDACTED for review or GitOps.`,
 			if out == "" {
 				return fmt.Errorf("--out DIR is required: the folder to write the configs to")
 			}
-			s, err := g.loadSpec()
-			if err != nil {
-				return err
-			}
-			rt, err := g.runtime(cmd.Context(), s)
-			if err != nil {
-				return err
-			}
-			defer rt.Close()
-			rendered, err := steps.RenderConfigs(cmd.Context(), rt.deps, rt.env)
-			if err != nil {
-				return fmt.Errorf("%s", rt.redact(err.Error()))
-			}
-			if err := os.MkdirAll(out, 0o700); err != nil {
-				return err
-			}
-			names := make([]string, 0, len(rendered))
-			for n := range rendered {
-				names = append(names, n)
-			}
-			sort.Strings(names)
-			for _, n := range names {
-				data := rendered[n].Config
-				if redact {
-					if data, err = talos.Redact(data); err != nil {
-						return err
-					}
-				}
-				p := filepath.Join(out, n+".yaml")
-				if err := os.WriteFile(p, data, 0o600); err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (%s, %d bytes)\n", p, rendered[n].Role, len(data))
-			}
-			return nil
+			return g.withRuntime(cmd.Context(), "", func(s *spec.Spec, rt *runtime) error {
+				return writeConfigs(cmd, rt, out, redact)
+			})
 		},
 	}
 	c.Flags().StringVar(&out, "out", "", "folder to write the configs to")
 	c.Flags().BoolVar(&redact, "redact", false, "replace secret values with REDACTED")
 	return c
+}
+
+// writeConfigs renders every group's config into out, mode 0600.
+func writeConfigs(cmd *cobra.Command, rt *runtime, out string, redact bool) error {
+	rendered, err := steps.RenderConfigs(cmd.Context(), rt.deps, rt.env)
+	if err != nil {
+		return fmt.Errorf("%s", rt.redact(err.Error()))
+	}
+	if err := os.MkdirAll(out, 0o700); err != nil {
+		return err
+	}
+	names := make([]string, 0, len(rendered))
+	for n := range rendered {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		data := rendered[n].Config
+		if redact {
+			if data, err = talos.Redact(data); err != nil {
+				return err
+			}
+		}
+		p := filepath.Join(out, n+".yaml")
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (%s, %d bytes)\n", p, rendered[n].Role, len(data))
+	}
+	return nil
 }

@@ -129,3 +129,24 @@ func resetSandboxState(dir string) error {
 	}
 	return nil
 }
+
+// withRuntime loads the spec, builds the runtime and, when lock names a
+// command, holds the cluster lock while fn runs.
+func (g *globals) withRuntime(ctx context.Context, lock string, fn func(s *spec.Spec, rt *runtime) error) error {
+	s, err := g.loadSpec()
+	if err != nil {
+		return err
+	}
+	rt, err := g.runtime(ctx, s)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	if lock != "" {
+		if err := rt.env.State.Lock(lock); err != nil {
+			return err
+		}
+		defer rt.env.State.Unlock()
+	}
+	return fn(s, rt)
+}

@@ -16,7 +16,7 @@ func (s *Spec) Layout() netplan.Layout {
 	}
 	l.Subnets = append(l.Subnets, netplan.Subnet{Field: "controlPlane.subnet", Name: "control plane", CIDR: s.ControlPlane.Subnet, Count: s.ControlPlane.Count})
 	for i, p := range s.Pools {
-		l.Subnets = append(l.Subnets, netplan.Subnet{Field: fmt.Sprintf("pools[%d].subnet", i), Name: "pool " + p.Name, CIDR: p.Subnet, Count: p.Count})
+		l.Subnets = append(l.Subnets, netplan.Subnet{Field: fmt.Sprintf("pools[%d].subnet", i), Name: p.Name, CIDR: p.Subnet, Count: p.Count})
 	}
 	return l
 }
@@ -41,9 +41,9 @@ func (s *Spec) Usage() pricing.Usage {
 		u.Pools = append(u.Pools, pricing.PoolUsage{Name: p.Name, ServerType: p.ServerType, Location: p.Location, Count: p.Count,
 			VolumeGB: p.VolumeSize, PublicIPv4: pub.IPv4, PublicIPv6: pub.IPv6})
 	}
-	u.LoadBalancers = append(u.LoadBalancers, pricing.LBUsage{Name: "ingress", Type: s.LoadBalancer.Type, Location: s.LoadBalancer.Location})
+	u.LoadBalancers = append(u.LoadBalancers, pricing.LBUsage{Name: "ingress load balancer", Type: s.LoadBalancer.Type, Location: s.LoadBalancer.Location})
 	if s.Endpoint.Mode == EndpointLoadBalancer {
-		u.LoadBalancers = append(u.LoadBalancers, pricing.LBUsage{Name: "api", Type: s.LoadBalancer.Type, Location: s.LoadBalancer.Location})
+		u.LoadBalancers = append(u.LoadBalancers, pricing.LBUsage{Name: "api load balancer", Type: s.LoadBalancer.Type, Location: s.LoadBalancer.Location})
 	}
 	seen := map[string]bool{}
 	for _, n := range s.Nodes() {
@@ -51,7 +51,7 @@ func (s *Spec) Usage() pricing.Usage {
 		k := name + "-" + Arch(n.ServerType)
 		if !seen[k] {
 			seen[k] = true
-			u.Snapshots = append(u.Snapshots, pricing.SnapshotUsage{Name: "talos " + s.Talos.Version + " " + k, SizeGB: SnapshotSizeGB})
+			u.Snapshots = append(u.Snapshots, pricing.SnapshotUsage{Name: k, SizeGB: SnapshotSizeGB})
 		}
 	}
 	return u

@@ -1,0 +1,161 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// run executes the CLI in-process and returns stdout and the error.
+func run(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	root := newRootCmd()
+	var out, errb bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	root.SetIn(strings.NewReader(""))
+	root.SetArgs(args)
+	err := root.ExecuteContext(context.Background())
+	return out.String() + errb.String(), err
+}
+
+func seedDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	b, err := os.ReadFile("../../examples/seed.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ohmytalos.yaml"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("OHMYTALOS_AGE_KEY_FILE", filepath.Join(dir, "age.key"))
+	t.Setenv("HCLOUD_TOKEN", "")
+	t.Setenv("HCLOUD_ENDPOINT", "")
+	return dir
+}
+
+func TestEveryCommandHasHelp(t *testing.T) {
+	for _, c := range newRootCmd().Commands() {
+		if c.Short == "" {
+			t.Errorf("%s has no short help", c.Name())
+		}
+		out, err := run(t, c.Name(), "--help")
+		if err != nil || !strings.Contains(out, "Usage:") {
+			t.Errorf("%s --help: %v", c.Name(), err)
+		}
+	}
+}
+
+func TestCostOffline(t *testing.T) {
+	dir := seedDir(t)
+	out, err := run(t, "cost", "--config", filepath.Join(dir, "ohmytalos.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"TOTAL (EUR)", "offline prices as of", "cpx22 server", "lb11 load balancer", "bills by the hour"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("cost output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestInitNeedsATerminal(t *testing.T) {
+	dir := seedDir(t)
+	_, err := run(t, "init", "--config", filepath.Join(dir, "ohmytalos.yaml"))
+	if err == nil || !strings.Contains(err.Error(), "plan") || !strings.Contains(err.Error(), "apply") {
+		t.Errorf("init without a terminal: %v", err)
+	}
+}
+
+func TestSchematicID(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "empty.yaml")
+	os.WriteFile(f, []byte("customization: {}\n"), 0o644)
+	out, err := run(t, "schematic", "id", f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.TrimSpace(out) != "376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba" {
+		t.Errorf("id = %q", out)
+	}
+}
+
+func TestBadSpecNamesFieldAndFix(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "ohmytalos.yaml")
+	os.WriteFile(p, []byte("name: demo\ncontrolPlane: {count: 2, serverTyp: cpx22}\n"), 0o644)
+	_, err := run(t, "plan", "--config", p)
+	if err == nil {
+		t.Fatal("bad spec accepted")
+	}
+	if !strings.Contains(err.Error(), "controlPlane.serverTyp") || !strings.Contains(err.Error(), "did you mean") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// TestSandboxApplyThenClientConfigs runs the whole apply in-process against
+// the sandbox, then the commands that read what it stored.
+func TestSandboxApplyThenClientConfigs(t *testing.T) {
+	dir := seedDir(t)
+	cfg := filepath.Join(dir, "ohmytalos.yaml")
+	out, err := run(t, "apply", "--sandbox", "--config", cfg)
+	if err != nil {
+		t.Fatalf("apply: %v\n%s", err, out)
+	}
+	if !strings.Contains(out, "SANDBOX") || !strings.Contains(out, "etcd bootstrapped") {
+		t.Errorf("apply output:\n%s", out)
+	}
+	sandboxState := filepath.Join(dir, ".ohmytalos", "sandbox", "demo")
+	if _, err := os.Stat(filepath.Join(sandboxState, "state.json")); err != nil {
+		t.Errorf("sandbox state not kept apart: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".ohmytalos", "demo")); err == nil {
+		t.Error("a sandboxed run wrote the real cluster's state")
+	}
+	kc := filepath.Join(dir, "kubeconfig")
+	if _, err := run(t, "kubeconfig", "--config", cfg, "--state-dir", sandboxState, "--out", kc); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(kc)
+	if !strings.Contains(string(b), "client-key-data") {
+		t.Error("kubeconfig not written")
+	}
+	fi, _ := os.Stat(kc)
+	if fi.Mode().Perm() != 0o600 {
+		t.Errorf("kubeconfig mode %v", fi.Mode().Perm())
+	}
+	out, err = run(t, "talosconfig", "--config", cfg, "--state-dir", sandboxState)
+	if err != nil || !strings.Contains(out, "contexts:") {
+		t.Errorf("talosconfig: %v", err)
+	}
+}
+
+func TestTalosConfigRedacted(t *testing.T) {
+	dir := seedDir(t)
+	t.Setenv("HCLOUD_TOKEN", strings.Repeat("s", 64))
+	cfg := filepath.Join(dir, "ohmytalos.yaml")
+	outDir := filepath.Join(dir, "configs")
+	if out, err := run(t, "talos-config", "--config", cfg, "--out", outDir, "--redact"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, n := range []string{"controlplane.yaml", "worker.yaml"} {
+		b, err := os.ReadFile(filepath.Join(outDir, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(b), strings.Repeat("s", 64)) {
+			t.Errorf("%s holds the Hetzner token", n)
+		}
+		if !strings.Contains(string(b), "REDACTED") {
+			t.Errorf("%s not redacted", n)
+		}
+		fi, _ := os.Stat(filepath.Join(outDir, n))
+		if fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s mode %v", n, fi.Mode().Perm())
+		}
+	}
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ohmytalos/ohmytalos/internal/factory"
+	"github.com/ohmytalos/ohmytalos/internal/netplan"
+	"github.com/ohmytalos/ohmytalos/internal/pricing"
+	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/ui"
+)
+
+// runInit starts the wizard on the spec in --config, or on a new default
+// spec named after the folder.
+func runInit(cmd *cobra.Command, g *globals) error {
+	if !isTerminal(os.Stdin) || !isTerminal(os.Stdout) {
+		return errNoTTY
+	}
+	s, resume, err := g.initSpec()
+	if err != nil {
+		return err
+	}
+	if g.logFile == "" {
+		g.logFile = filepath.Join(filepath.Dir(g.config), ".ohmytalos", "ohmytalos.log")
+		if err := os.MkdirAll(filepath.Dir(g.logFile), 0o700); err != nil {
+			return err
+		}
+	}
+	rt, err := g.runtime(cmd.Context(), s)
+	if err != nil {
+		return err
+	}
+	defer rt.Close()
+	if err := rt.env.State.Lock("ohmytalos init"); err != nil {
+		return err
+	}
+	defer rt.env.State.Unlock()
+	fc := factory.NewClient(rt.deps.FactoryURL, rt.deps.HTTP)
+	b := ui.Backend{
+		Engine: rt.engine, Env: rt.env, SpecPath: g.config, Sandbox: rt.deps.Sandbox, LogPath: g.logFile,
+		Catalog: func(ctx context.Context) (*pricing.Catalog, error) {
+			cat, _ := catalog(ctx, rt.deps, rt.env.Spec)
+			if cat == nil {
+				return nil, errors.New("no price list available")
+			}
+			return cat, nil
+		},
+		Extensions: func(ctx context.Context, v string) ([]factory.Extension, error) { return fc.OfficialExtensions(ctx, v) },
+		Adapt:      func(s *spec.Spec) (netplan.Layout, pricing.Usage) { return s.Layout(), s.Usage() },
+		Redact:     rt.redact,
+	}
+	rt.env.Log.Info("wizard started", "spec", g.config, "sandbox", rt.deps.Sandbox, "resume", resume)
+	return ui.Run(cmd.Context(), b, ui.Options{NoColor: g.noColor, Resume: resume})
+}
+
+// initSpec loads --config when it exists (a cluster to resume or edit),
+// else starts from the target cluster named after the folder.
+func (g *globals) initSpec() (*spec.Spec, bool, error) {
+	if _, err := os.Stat(g.config); err == nil {
+		s, err := spec.Load(g.config)
+		if err != nil {
+			return nil, false, fmt.Errorf("%w\nfix the spec, or move it away to start a new cluster", err)
+		}
+		return s, true, nil
+	}
+	return spec.Default(folderName(g.config)), false, nil
+}
+
+var nonLabel = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// folderName turns the spec's folder into a cluster name ("demo" when the
+// folder gives nothing usable).
+func folderName(config string) string {
+	abs, err := filepath.Abs(filepath.Dir(config))
+	if err != nil {
+		return "demo"
+	}
+	n := strings.Trim(nonLabel.ReplaceAllString(strings.ToLower(filepath.Base(abs)), "-"), "-")
+	if len(n) > 30 {
+		n = strings.Trim(n[:30], "-")
+	}
+	if n == "" || n[0] < 'a' || n[0] > 'z' {
+		return "demo"
+	}
+	return n
+}

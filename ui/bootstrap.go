@@ -1,0 +1,220 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/ohmytalos/ohmytalos/internal/engine"
+)
+
+// bootstrapScreen creates the cluster: after confirmation it runs the
+// engine from the network step in its goroutine and shows a progress tree
+// per step, resource and node, a log pane and the elapsed time.
+type bootstrapScreen struct {
+	c        *common
+	confirm  confirmBox
+	runID    int
+	prog     progressList
+	started  time.Time
+	finished time.Time
+	result   string // "", "running", "ok", "failed"
+	err      string
+}
+
+func newBootstrap(c *common) *bootstrapScreen { return &bootstrapScreen{c: c} }
+
+func (s *bootstrapScreen) enter() tea.Cmd  { return nil }
+func (s *bootstrapScreen) capturing() bool { return false }
+
+func (s *bootstrapScreen) help() keyHelp {
+	km := s.c.keys
+	if s.confirm.open {
+		return s.confirm.help(km)
+	}
+	result := s.result
+	if result == "" && s.c.deployStatus() == statusDone {
+		result = "ok"
+	}
+	switch result {
+	case "running":
+		stop := km.Quit
+		stop.SetHelp("ctrl+c", "stop (state is saved)")
+		return keyHelp{short: []key.Binding{stop}}
+	case "ok":
+		next := km.Enter
+		next.SetHelp("enter", "finish")
+		return keyHelp{short: []key.Binding{next}}
+	case "failed":
+		return keyHelp{short: []key.Binding{km.Retry}}
+	}
+	start := km.Enter
+	start.SetHelp("enter", "create the cluster")
+	return keyHelp{short: []key.Binding{start}}
+}
+
+func (s *bootstrapScreen) update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case RunEventMsg:
+		if msg.RunID == s.runID {
+			s.prog.add(msg.Event)
+			if s.started.IsZero() {
+				s.started = msg.Event.Time
+			}
+		}
+	case RunDoneMsg:
+		if msg.RunID == s.runID {
+			s.finished = s.c.now
+			s.result, s.err = "ok", ""
+			if msg.Err != nil {
+				s.result, s.err = "failed", msg.Err.Error()
+			}
+		}
+	case tea.KeyMsg:
+		return s.key(msg)
+	}
+	return nil
+}
+
+func (s *bootstrapScreen) key(k tea.KeyMsg) tea.Cmd {
+	km := s.c.keys
+	if s.confirm.open {
+		if done, yes := s.confirm.answer(k, km); done && yes {
+			return s.start()
+		}
+		return nil
+	}
+	switch {
+	case (s.result == "ok" || s.result == "" && s.c.deployStatus() == statusDone) && key.Matches(k, km.Enter):
+		return navCmd(scrDone)
+	case s.result == "running":
+		return nil
+	case s.result == "failed" && key.Matches(k, km.Retry), s.result == "" && key.Matches(k, km.Enter):
+		s.confirm.ask(s.question())
+	}
+	return nil
+}
+
+// plan says what starting does, before the confirmation.
+func (s *bootstrapScreen) plan() string {
+	what := "Creates"
+	if s.c.deployStatus() != statusPending {
+		what = "Resumes creating"
+	}
+	return fmt.Sprintf("%s the network, placement groups, firewall, load balancer and %d servers, then bootstraps Talos and fetches the kubeconfig. Steps already done are skipped.",
+		what, len(s.c.spec.Nodes()))
+}
+
+// question says what confirming spends.
+func (s *bootstrapScreen) question() string {
+	sp := s.c.spec
+	n := len(sp.Nodes())
+	cost := "cost unknown (prices not loaded)"
+	if e := s.c.estimate; e != nil {
+		cost = fmt.Sprintf("about %s %s/month net (%s gross), billed by the hour", e.MonthlyNet.Format(2), e.Currency, e.MonthlyGross.Format(2))
+		if s.c.backend.Sandbox {
+			cost = fmt.Sprintf("nothing is billed (on Hetzner this would cost about %s %s/month net)", e.MonthlyNet.Format(2), e.Currency)
+		}
+	}
+	verb := "Create"
+	if s.result == "failed" || s.c.stepStatus("network") != "pending" {
+		verb = "Resume creating"
+	}
+	where := "on Hetzner Cloud"
+	if s.c.backend.Sandbox {
+		where = "in the sandbox (nothing real is created)"
+	}
+	return fmt.Sprintf("%s %d servers, the network, placement groups, firewall and load balancer %s: %s. Start?", verb, n, where, cost)
+}
+
+// start runs the deploy steps; a retry resumes from the first step that
+// is not done.
+func (s *bootstrapScreen) start() tea.Cmd {
+	opts := engine.Options{From: "network"}
+	if s.result == "failed" || s.c.stepStatus("network") == "done" {
+		opts = engine.Options{}
+	}
+	run, cmd := s.c.startRun(opts)
+	if run == nil {
+		s.err = "another step is still running; wait for it to finish"
+		return nil
+	}
+	s.runID, s.result, s.err = run.id, "running", ""
+	s.prog, s.started, s.finished = progressList{}, time.Time{}, time.Time{}
+	return cmd
+}
+
+func (s *bootstrapScreen) view() string {
+	c, st := s.c, s.c.styles
+	var b strings.Builder
+	b.WriteString(header(c, "Create and bootstrap", "network, pools, configs, servers, Talos bootstrap"))
+	el := time.Duration(0)
+	if !s.started.IsZero() {
+		end := c.now
+		if !s.finished.IsZero() {
+			end = s.finished
+		}
+		if end.After(s.started) {
+			el = end.Sub(s.started)
+		}
+	}
+	switch s.result {
+	case "running":
+		b.WriteString(st.Accent.Render("running") + st.Subtle.Render(" elapsed "+el.Round(time.Second).String()) + "\n")
+	case "ok":
+		b.WriteString(st.Good.Render("✓ cluster bootstrapped") + st.Subtle.Render(" in "+el.Round(time.Second).String()) + "\n")
+	case "failed":
+		b.WriteString(st.Bad.Render(wrap("✗ "+s.err, c.width)) + "\n" + st.Subtle.Render("r resumes from the failed step; finished steps are skipped") + "\n")
+	default:
+		if c.deployStatus() == statusDone {
+			b.WriteString(st.Good.Render("✓ the cluster was bootstrapped in an earlier run") + "\n")
+			break
+		}
+		b.WriteString("\n" + wrap(s.plan(), c.width) + "\n" + st.Subtle.Render("enter asks once more before anything is created") + "\n")
+	}
+	if s.confirm.open {
+		b.WriteString(s.confirm.view(st, c.width) + "\n")
+	}
+	if s.err != "" && s.result != "failed" {
+		b.WriteString(st.Warn.Render(s.err) + "\n")
+	}
+	b.WriteString("\n")
+	avail := c.height - strings.Count(b.String(), "\n")
+	tree := s.prog.treeView(st, c.width, c.now, max(avail*2/3, 3))
+	b.WriteString(tree + "\n" + s.logView(c.width, max(avail-lineCount(tree)-1, 2)))
+	return b.String()
+}
+
+// logView is the log pane: the latest log lines that fit.
+func (s *bootstrapScreen) logView(width, height int) string {
+	st := s.c.styles
+	var lines []string
+	lines = append(lines, st.Bold.Render("log"))
+	for _, ev := range s.prog.logs {
+		text := fmt.Sprintf("[%s] %s", ev.Step, ev.Message)
+		style := st.Subtle
+		switch ev.Kind {
+		case engine.KindWarning:
+			style, text = st.Warn, fmt.Sprintf("[%s] warning: %s", ev.Step, ev.Message)
+		case engine.KindFailed:
+			style, text = st.Bad, fmt.Sprintf("[%s] %s", ev.Step, ev.Error)
+		}
+		lines = append(lines, style.Render(truncate(text, width)))
+	}
+	if len(lines) > height {
+		lines = append(lines[:1], lines[len(lines)-height+1:]...)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// tail keeps the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if n > 0 && len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

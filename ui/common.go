@@ -1,0 +1,159 @@
+package ui
+
+import (
+	"context"
+	"time"
+
+	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/netplan"
+	"github.com/ohmytalos/ohmytalos/internal/pricing"
+	"github.com/ohmytalos/ohmytalos/internal/spec"
+)
+
+// common is what every screen shares: the backend, the spec being edited,
+// the styles and keys, the size, and what was loaded or computed from the
+// spec. Screens hold a pointer to the one common of the root model.
+type common struct {
+	ctx     context.Context
+	backend Backend
+	opts    Options
+	styles  Styles
+	keys    KeyMap
+
+	// width and height are the content area's size (without sidebar, status
+	// bar and footer).
+	width, height int
+
+	// spec is the working copy the screens edit.
+	spec *spec.Spec
+
+	catalog     *pricing.Catalog
+	catalogErr  error
+	estimate    *pricing.Estimate
+	estimateErr error
+	findings    []netplan.Finding
+
+	// status is the engine's view of each step, by step name.
+	status map[string]engine.StepStatus
+	// savedHash is the hash of the spec the review screen last wrote.
+	savedHash string
+	// visited marks the editing screens the operator confirmed.
+	visited map[screenID]bool
+	// rateRemaining is the last "API requests remaining" an event reported;
+	// -1 when none did.
+	rateRemaining int
+
+	// runs counts engine runs, to tell their messages apart; running is
+	// set while one is in flight (the engine runs one at a time).
+	runs    int
+	running *engineRun
+	runErr  error
+	// ticking is set while a tick is pending, so runs never start a second
+	// tick chain.
+	ticking bool
+	// tickEvery is the elapsed-time refresh interval.
+	tickEvery time.Duration
+	// now is the latest time the UI heard of (ticks, event times): views
+	// compute elapsed times from it instead of reading the clock.
+	now time.Time
+}
+
+// adapt turns the working spec into a netplan layout and a pricing usage.
+func (c *common) adapt() (netplan.Layout, pricing.Usage) {
+	if c.backend.Adapt != nil {
+		return c.backend.Adapt(c.spec)
+	}
+	return DefaultAdapt(c.spec)
+}
+
+// specChanged recomputes everything derived from the spec: the netplan
+// findings and, when prices are loaded, the cost estimate. Pure
+// computation: it is called from Update on every keystroke.
+func (c *common) specChanged() {
+	layout, usage := c.adapt()
+	c.findings = netplan.Validate(layout)
+	if c.catalog == nil {
+		return
+	}
+	e, err := c.catalog.Estimate(usage)
+	if err != nil {
+		c.estimate, c.estimateErr = nil, err
+		return
+	}
+	c.estimate, c.estimateErr = &e, nil
+}
+
+// findingsFor returns the findings of one spec field.
+func (c *common) findingsFor(field string) []netplan.Finding {
+	var out []netplan.Finding
+	for _, f := range c.findings {
+		if f.Field == field {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// networkErrors counts the findings that block the plan.
+func (c *common) networkErrors() int {
+	n := 0
+	for _, f := range c.findings {
+		if f.Severity == netplan.SeverityError {
+			n++
+		}
+	}
+	return n
+}
+
+// stepStatus returns the engine status of a step ("pending" when unknown).
+func (c *common) stepStatus(name string) string {
+	if st, ok := c.status[name]; ok && st.Status != "" {
+		return st.Status
+	}
+	return "pending"
+}
+
+// cloneSpec deep-copies a spec through its YAML form, so a running engine
+// never sees the operator's later edits.
+func cloneSpec(s *spec.Spec) *spec.Spec {
+	b, err := s.Marshal()
+	if err != nil {
+		cp := *s
+		return &cp
+	}
+	out, err := spec.Decode(b)
+	if err != nil {
+		cp := *s
+		return &cp
+	}
+	return out
+}
+
+// isSaved reports whether the spec file holds the working spec as it is now.
+func (c *common) isSaved() bool { return c.savedHash != "" && c.savedHash == c.spec.Hash() }
+
+// deployStatus summarises the engine's deploy steps: done when all are
+// done, failed when one failed, resumable when some ran, else pending.
+func (c *common) deployStatus() string {
+	done, failed, started := 0, false, false
+	for _, s := range deploySteps() {
+		switch c.stepStatus(s) {
+		case "done":
+			done++
+			started = true
+		case "failed":
+			failed = true
+		case "running", "stale":
+			started = true
+		}
+	}
+	switch {
+	case failed:
+		return statusFailed
+	case done == len(deploySteps()):
+		return statusDone
+	case started:
+		return statusResumable
+	}
+	return statusPending
+}

@@ -1,0 +1,332 @@
+package ui
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/factory"
+	"github.com/ohmytalos/ohmytalos/internal/spec"
+)
+
+// imagesScreen picks the system extensions of each schematic, shows the
+// schematic IDs (computed offline on every change) and builds the
+// snapshots with the images step, showing progress per image.
+type imagesScreen struct {
+	c       *common
+	tab     int // index into schematicNames
+	cursor  int
+	exts    []factory.Extension
+	loading bool
+	loadErr string
+	ids     map[string]string
+	idErr   string
+	// known are the extensions the spec named when the screen opened: they
+	// stay in the picker after being unticked, even when the factory does
+	// not list them.
+	known   []string
+	confirm confirmBox
+	runID   int
+	prog    progressList
+	result  string // "", "running", "ok", "failed"
+	err     string
+}
+
+func newImages(c *common) *imagesScreen {
+	s := &imagesScreen{c: c, ids: map[string]string{}}
+	for _, n := range s.schematicNames() {
+		for _, e := range s.schematic(n).Extensions {
+			if !slices.Contains(s.known, e) {
+				s.known = append(s.known, e)
+			}
+		}
+	}
+	if c.stepStatus("images") == "done" {
+		s.result = "ok"
+	}
+	s.recompute()
+	return s
+}
+
+func (s *imagesScreen) enter() tea.Cmd {
+	if s.exts != nil || s.loading {
+		return nil
+	}
+	s.loading = true
+	return extensionsCmd(s.c.ctx, s.c.backend, s.c.spec.Talos.Version)
+}
+
+func (s *imagesScreen) capturing() bool { return false }
+
+func (s *imagesScreen) help() keyHelp {
+	km := s.c.keys
+	if s.confirm.open {
+		return s.confirm.help(km)
+	}
+	enter := km.Enter
+	enter.SetHelp("enter", "build snapshots")
+	if s.result == "ok" {
+		enter.SetHelp("enter", "continue")
+	}
+	return keyHelp{short: []key.Binding{km.NextSchematic, km.Up, km.Down, km.Toggle, enter}}
+}
+
+// schematicNames lists the spec's schematics: control plane, worker, then
+// the extra ones by name.
+func (s *imagesScreen) schematicNames() []string {
+	out := []string{"controlPlane", "worker"}
+	var extra []string
+	for n := range s.c.spec.Schematics.Extra {
+		extra = append(extra, n)
+	}
+	sort.Strings(extra)
+	return append(out, extra...)
+}
+
+func (s *imagesScreen) schematic(name string) spec.Schematic {
+	switch name {
+	case "controlPlane":
+		return s.c.spec.Schematics.ControlPlane
+	case "worker":
+		return s.c.spec.Schematics.Worker
+	}
+	return s.c.spec.Schematics.Extra[name]
+}
+
+func (s *imagesScreen) setSchematic(name string, sc spec.Schematic) {
+	switch name {
+	case "controlPlane":
+		s.c.spec.Schematics.ControlPlane = sc
+	case "worker":
+		s.c.spec.Schematics.Worker = sc
+	default:
+		s.c.spec.Schematics.Extra[name] = sc
+	}
+}
+
+// options lists what the picker offers: the factory's official extensions,
+// plus any the schematic names that the factory did not list.
+func (s *imagesScreen) options() []string {
+	var out []string
+	for _, e := range s.exts {
+		out = append(out, e.Name)
+	}
+	for _, n := range append(slices.Clone(s.known), s.schematic(s.current()).Extensions...) {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func (s *imagesScreen) current() string {
+	names := s.schematicNames()
+	return names[min(s.tab, len(names)-1)]
+}
+
+// recompute derives every schematic ID offline (SHA-256 of the canonical
+// YAML): pure computation.
+func (s *imagesScreen) recompute() {
+	s.idErr = ""
+	for _, n := range s.schematicNames() {
+		sc := s.schematic(n)
+		id, err := factory.New(sc.Extensions, sc.KernelArgs).ID()
+		if err != nil {
+			s.idErr = err.Error()
+			continue
+		}
+		s.ids[n] = id
+	}
+}
+
+func (s *imagesScreen) update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case ExtensionsMsg:
+		s.loading = false
+		if msg.Err != nil {
+			s.loadErr = msg.Err.Error()
+			return nil
+		}
+		s.exts = slices.Clone(msg.Extensions)
+		sort.Slice(s.exts, func(i, j int) bool { return s.exts[i].Name < s.exts[j].Name })
+	case RunEventMsg:
+		if msg.RunID == s.runID {
+			s.prog.add(msg.Event)
+		}
+	case RunDoneMsg:
+		if msg.RunID == s.runID {
+			s.result, s.err = "ok", ""
+			if msg.Err != nil {
+				s.result, s.err = "failed", msg.Err.Error()
+			}
+		}
+	case tea.KeyMsg:
+		return s.key(msg)
+	}
+	return nil
+}
+
+func (s *imagesScreen) key(msg tea.KeyMsg) tea.Cmd {
+	km := s.c.keys
+	if s.confirm.open {
+		if done, yes := s.confirm.answer(msg, km); done && yes {
+			return s.build()
+		}
+		return nil
+	}
+	opts := s.options()
+	switch {
+	case key.Matches(msg, km.NextSchematic):
+		s.tab = (s.tab + 1) % len(s.schematicNames())
+		s.cursor = 0
+	case key.Matches(msg, km.Up):
+		s.cursor = max(s.cursor-1, 0)
+	case key.Matches(msg, km.Down):
+		s.cursor = min(s.cursor+1, max(len(opts)-1, 0))
+	case key.Matches(msg, km.Toggle) && len(opts) > 0 && s.result != "running":
+		s.toggle(opts[min(s.cursor, len(opts)-1)])
+	case key.Matches(msg, km.Enter):
+		switch s.result {
+		case "ok":
+			return navCmd(scrNetwork)
+		case "running":
+			return nil
+		}
+		imgs := neededImages(s.c.spec)
+		names := make([]string, len(imgs))
+		for i, im := range imgs {
+			names[i] = im.String()
+		}
+		cost := "Each build runs a throwaway server for a few minutes, billed by the hour, then deletes it."
+		if s.c.backend.Sandbox {
+			cost = "Sandbox: the throwaway servers are fakes; nothing is billed."
+		}
+		s.confirm.ask(fmt.Sprintf("Build %d Talos snapshot(s) (%s)? %s", len(imgs), strings.Join(names, ", "), cost))
+	}
+	return nil
+}
+
+// toggle adds or removes an extension, keeping the operator's order.
+func (s *imagesScreen) toggle(name string) {
+	sc := s.schematic(s.current())
+	if i := slices.Index(sc.Extensions, name); i >= 0 {
+		sc.Extensions = slices.Delete(slices.Clone(sc.Extensions), i, i+1)
+	} else {
+		sc.Extensions = append(slices.Clone(sc.Extensions), name)
+	}
+	s.setSchematic(s.current(), sc)
+	s.recompute()
+	if s.result == "ok" {
+		s.result = ""
+	}
+	s.c.specChanged()
+}
+
+// build runs the images step alone.
+func (s *imagesScreen) build() tea.Cmd {
+	run, cmd := s.c.startRun(engine.Options{Only: "images"})
+	if run == nil {
+		s.err = "another step is still running; wait for it to finish"
+		return nil
+	}
+	s.runID, s.result, s.err = run.id, "running", ""
+	s.prog = progressList{}
+	return cmd
+}
+
+func (s *imagesScreen) view() string {
+	c, st := s.c, s.c.styles
+	var b strings.Builder
+	b.WriteString(header(c, "Talos images", fmt.Sprintf("Talos %s, one snapshot per schematic and architecture", c.spec.Talos.Version)) + "\n")
+	idw := 12
+	if c.width >= 95 {
+		idw = 64
+	}
+	for i, n := range s.schematicNames() {
+		name := fmt.Sprintf("%-13s", n)
+		if i == s.tab {
+			name = st.Selected.Render("▸ " + name)
+		} else {
+			name = "  " + name
+		}
+		id := s.ids[n]
+		if len(id) > idw {
+			id = id[:idw] + "…"
+		}
+		b.WriteString(name + " " + st.Accent.Render(id) + " " + st.Subtle.Render(strings.Join(s.schematic(n).Extensions, ", ")) + "\n")
+	}
+	if s.idErr != "" {
+		b.WriteString(st.Bad.Render(s.idErr) + "\n")
+	}
+	b.WriteString("\n")
+	if s.confirm.open {
+		b.WriteString(s.confirm.view(st, c.width) + "\n")
+	}
+	switch {
+	case s.loading:
+		b.WriteString(st.Subtle.Render("loading the official extensions…") + "\n")
+	case s.loadErr != "":
+		b.WriteString(st.Warn.Render("extensions unavailable: "+s.loadErr) + "\n")
+	}
+	progress := s.progressView()
+	used := strings.Count(b.String(), "\n") + strings.Count(progress, "\n") + 2
+	b.WriteString(s.listView(max(c.height-used-1, 3)))
+	b.WriteString("\n\n" + progress)
+	return b.String()
+}
+
+// listView is the extension picker, scrolled to keep the cursor visible.
+func (s *imagesScreen) listView(height int) string {
+	st := s.c.styles
+	opts := s.options()
+	selected := s.schematic(s.current()).Extensions
+	desc := map[string]string{}
+	for _, e := range s.exts {
+		desc[e.Name] = e.Description
+	}
+	start := 0
+	if s.cursor >= height {
+		start = s.cursor - height + 1
+	}
+	var lines []string
+	for i := start; i < len(opts) && i < start+height; i++ {
+		box := "[ ]"
+		if slices.Contains(selected, opts[i]) {
+			box = st.Good.Render("[x]")
+		}
+		line := box + " " + opts[i]
+		if d := desc[opts[i]]; d != "" {
+			line += "  " + st.Subtle.Render(d)
+		}
+		if i == s.cursor {
+			line = st.Accent.Render("›") + line
+		} else {
+			line = " " + line
+		}
+		lines = append(lines, line)
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (s *imagesScreen) progressView() string {
+	st := s.c.styles
+	var b strings.Builder
+	switch s.result {
+	case "running":
+		b.WriteString(st.Accent.Render("building snapshots…") + "\n")
+	case "ok":
+		b.WriteString(st.Good.Render("✓ snapshots ready") + "\n")
+	case "failed":
+		b.WriteString(st.Bad.Render(wrap("✗ "+s.err, s.c.width)) + "\n")
+	}
+	if s.err != "" && s.result != "failed" {
+		b.WriteString(st.Warn.Render(s.err) + "\n")
+	}
+	b.WriteString(s.prog.view(st, s.c.width))
+	return b.String()
+}

@@ -1,0 +1,106 @@
+package ui
+
+import (
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+)
+
+// KeyMap is every key binding of the wizard, with its help text. Screens
+// pick the bindings that work on them; the footer shows exactly those.
+type KeyMap struct {
+	Quit, Help, Next, Prev               key.Binding
+	Up, Down, Left, Right                key.Binding
+	Tab, ShiftTab, Enter, Esc            key.Binding
+	Toggle, Plus, Minus, Add, Edit       key.Binding
+	Remove, Type, Yes, No, Save, Retry   key.Binding
+	ScrollUp, ScrollDown, VolUp, VolDown key.Binding
+	NextSchematic                        key.Binding
+}
+
+// DefaultKeyMap returns the wizard's bindings.
+func DefaultKeyMap() KeyMap {
+	b := func(keys []string, k, desc string) key.Binding {
+		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(k, desc))
+	}
+	return KeyMap{
+		Quit:          b([]string{"ctrl+c"}, "ctrl+c", "quit"),
+		Help:          b([]string{"?"}, "?", "more keys"),
+		Next:          b([]string{"ctrl+n", "pgdown"}, "ctrl+n", "next step"),
+		Prev:          b([]string{"ctrl+p", "pgup"}, "ctrl+p", "previous step"),
+		Up:            b([]string{"up", "k"}, "↑/k", "up"),
+		Down:          b([]string{"down", "j"}, "↓/j", "down"),
+		Left:          b([]string{"left"}, "←", "previous"),
+		Right:         b([]string{"right"}, "→", "next"),
+		Tab:           b([]string{"tab", "down"}, "tab/↓", "next field"),
+		ShiftTab:      b([]string{"shift+tab", "up"}, "shift+tab/↑", "previous field"),
+		Enter:         b([]string{"enter"}, "enter", "continue"),
+		Esc:           b([]string{"esc"}, "esc", "cancel"),
+		Toggle:        b([]string{" ", "x"}, "space", "toggle"),
+		Plus:          b([]string{"+", "="}, "+", "one more server"),
+		Minus:         b([]string{"-"}, "-", "one less server"),
+		Add:           b([]string{"a"}, "a", "add pool"),
+		Edit:          b([]string{"e"}, "e", "edit pool"),
+		Remove:        b([]string{"d", "delete"}, "d", "remove pool"),
+		Type:          b([]string{"t"}, "t", "server type"),
+		Yes:           b([]string{"y"}, "y", "yes"),
+		No:            b([]string{"n", "esc"}, "n/esc", "no"),
+		Save:          b([]string{"s"}, "s", "save spec"),
+		Retry:         b([]string{"r"}, "r", "retry / resume"),
+		ScrollUp:      b([]string{"up", "k"}, "↑", "scroll up"),
+		ScrollDown:    b([]string{"down", "j"}, "↓", "scroll down"),
+		VolUp:         b([]string{"v"}, "v", "volume +10 GB"),
+		VolDown:       b([]string{"V"}, "V", "volume -10 GB"),
+		NextSchematic: b([]string{"tab"}, "tab", "next schematic"),
+	}
+}
+
+// keyHelp is a screen's bindings as a help.KeyMap: short help is one line,
+// full help one column per group.
+type keyHelp struct {
+	short []key.Binding
+	full  [][]key.Binding
+	// global are the wizard-wide keys of the short help, kept apart so the
+	// footer never truncates them away.
+	global []key.Binding
+}
+
+var _ help.KeyMap = keyHelp{}
+
+// ShortHelp implements help.KeyMap.
+func (k keyHelp) ShortHelp() []key.Binding {
+	return append(append([]key.Binding{}, k.short...), k.global...)
+}
+
+// FullHelp implements help.KeyMap.
+func (k keyHelp) FullHelp() [][]key.Binding {
+	if len(k.full) == 0 {
+		return [][]key.Binding{k.short}
+	}
+	return k.full
+}
+
+// withGlobal appends the wizard-wide keys to a screen's help.
+func (k keyHelp) withGlobal(km KeyMap) keyHelp {
+	taken := map[string]bool{}
+	for _, b := range k.short {
+		for _, kk := range b.Keys() {
+			taken[kk] = true
+		}
+	}
+	free := func(bs ...key.Binding) []key.Binding {
+		var out []key.Binding
+		for _, b := range bs {
+			if len(b.Keys()) > 0 && !taken[b.Keys()[0]] {
+				out = append(out, b)
+			}
+		}
+		return out
+	}
+	out := keyHelp{short: k.short, global: free(km.Help, km.Quit)}
+	full := k.full
+	if len(full) == 0 {
+		full = [][]key.Binding{k.short}
+	}
+	out.full = append(append([][]key.Binding{}, full...), free(km.Next, km.Prev, km.Help, km.Quit))
+	return out
+}

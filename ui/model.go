@@ -1,0 +1,283 @@
+package ui
+
+import (
+	"context"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/charmbracelet/bubbles/help"
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/spec"
+)
+
+// screenID names a wizard screen; the order is the sidebar's.
+type screenID int
+
+// The wizard's screens, in order.
+const (
+	scrWelcome screenID = iota
+	scrSecrets
+	scrImages
+	scrNetwork
+	scrPools
+	scrReview
+	scrBootstrap
+	scrDone
+	numScreens
+)
+
+// String is the sidebar label.
+func (s screenID) String() string {
+	switch s {
+	case scrWelcome:
+		return "welcome"
+	case scrSecrets:
+		return "secrets"
+	case scrImages:
+		return "images"
+	case scrNetwork:
+		return "network"
+	case scrPools:
+		return "pools"
+	case scrReview:
+		return "review"
+	case scrBootstrap:
+		return "bootstrap"
+	case scrDone:
+		return "done"
+	}
+	return "?"
+}
+
+// screen is one page of the wizard. Screens share the root's common.
+type screen interface {
+	// enter runs when the screen becomes active; it may start loads.
+	enter() tea.Cmd
+	// update handles keys (when active) and every other message.
+	update(msg tea.Msg) tea.Cmd
+	// view renders the content area (common.width x common.height).
+	view() string
+	// help lists the keys that work right now.
+	help() keyHelp
+	// capturing is set while a text input has focus: printable keys
+	// belong to it, not to the wizard-wide bindings.
+	capturing() bool
+}
+
+// Model is the wizard's root model: it owns the shell (sidebar, status
+// bar, footer), routes keys to the active screen and every other message
+// to all screens, and re-issues the commands that stream engine events.
+type Model struct {
+	c        *common
+	screens  [numScreens]screen
+	active   screenID
+	help     help.Model
+	fullHelp bool
+	width    int
+	height   int
+	// stopping is set after ctrl+c during a run: the wizard quits once the
+	// engine has checkpointed and returned.
+	stopping bool
+	// notice is a one-key message in the status bar (why a step cannot be
+	// opened yet, that the wizard is stopping).
+	notice string
+}
+
+func newModel(ctx context.Context, b Backend, o Options) *Model {
+	if o.Width <= 0 {
+		o.Width = 80
+	}
+	if o.Height <= 0 {
+		o.Height = 24
+	}
+	c := &common{
+		ctx: ctx, backend: b, opts: o, styles: NewStyles(nil, o.NoColor), keys: DefaultKeyMap(),
+		status: map[string]engine.StepStatus{}, visited: map[screenID]bool{}, rateRemaining: -1, tickEvery: time.Second,
+	}
+	if b.Env != nil && b.Env.Spec != nil {
+		c.spec = cloneSpec(b.Env.Spec)
+	} else {
+		c.spec = spec.Default("cluster")
+	}
+	if b.Engine != nil && b.Env != nil && b.Env.State != nil {
+		for _, st := range b.Engine.Status(b.Env.State.Get(), "") {
+			c.status[st.Name] = st
+		}
+	}
+	if o.Resume {
+		// A resumed spec was read from Backend.SpecPath: the file holds it.
+		c.savedHash = c.spec.Hash()
+	}
+	c.specChanged()
+	m := &Model{c: c, help: help.New()}
+	m.help.Styles = c.styles.Help
+	m.screens = [numScreens]screen{
+		newWelcome(c), newSecrets(c), newImages(c), newNetwork(c),
+		newPools(c), newReview(c), newBootstrap(c), newDone(c),
+	}
+	m.resize(o.Width, o.Height)
+	if o.Resume || m.anyDone() {
+		m.active = m.firstUnfinished()
+		for s := scrWelcome; s < m.active; s++ {
+			c.visited[s] = true
+		}
+	}
+	return m
+}
+
+// Init implements tea.Model: it loads the price catalog.
+func (m *Model) Init() tea.Cmd {
+	return tea.Batch(catalogCmd(m.c.ctx, m.c.backend), m.screens[m.active].enter())
+}
+
+// Update implements tea.Model.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	c := m.c
+	var cmds []tea.Cmd
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.resize(msg.Width, msg.Height)
+		return m, nil
+	case tea.KeyMsg:
+		return m, m.handleKey(msg)
+	case navMsg:
+		return m, m.goTo(msg.to)
+	case resumeMsg:
+		m.c.visited[scrWelcome] = true
+		return m, m.goTo(m.firstUnfinished())
+	case CatalogMsg:
+		c.catalog, c.catalogErr = msg.Catalog, msg.Err
+		c.specChanged()
+	case StatusMsg:
+		for _, st := range msg.Steps {
+			c.status[st.Name] = st
+		}
+	case TickMsg:
+		c.now = time.Time(msg)
+		c.ticking = c.running != nil
+		if c.ticking {
+			cmds = append(cmds, tickCmd(c.tickEvery))
+		}
+	case RunEventMsg:
+		m.observe(msg.Event)
+		if msg.ch != nil {
+			cmds = append(cmds, waitRunCmd(msg.ch))
+		}
+	case RunDoneMsg:
+		if c.running != nil && c.running.id == msg.RunID {
+			c.running = nil
+		}
+		c.runErr = msg.Err
+		cmds = append(cmds, statusCmd(c.backend))
+		if m.stopping {
+			cmds = append(cmds, tea.Quit)
+		}
+	}
+	for _, s := range m.screens {
+		cmds = append(cmds, s.update(msg))
+	}
+	return m, tea.Batch(cmds...)
+}
+
+// handleKey applies the wizard-wide keys, else hands the key to the
+// active screen.
+func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
+	c, km := m.c, m.c.keys
+	scr := m.screens[m.active]
+	m.notice = ""
+	switch {
+	case key.Matches(msg, km.Quit):
+		if c.running != nil && !m.stopping {
+			m.stopping = true
+			m.notice = "stopping: waiting for the engine to save its state (ctrl+c again to quit now)"
+			c.running.cancel()
+			return nil
+		}
+		m.stopRuns()
+		return tea.Quit
+	case key.Matches(msg, km.Help) && !scr.capturing():
+		m.fullHelp = !m.fullHelp
+		m.resize(m.width, m.height)
+		return nil
+	case key.Matches(msg, km.Next):
+		return m.goTo(m.active + 1)
+	case key.Matches(msg, km.Prev):
+		return m.goTo(m.active - 1)
+	}
+	return scr.update(msg)
+}
+
+// stopRuns cancels the engine run in flight, if any.
+func (m *Model) stopRuns() {
+	if m.c.running != nil {
+		m.c.running.stop()
+	}
+}
+
+// observe notes what the shell shows from events: step statuses and the
+// API requests remaining.
+func (m *Model) observe(ev engine.Event) {
+	c := m.c
+	if !ev.Time.IsZero() {
+		c.now = ev.Time
+	}
+	if n, ok := rateRemaining(ev.Message); ok {
+		c.rateRemaining = n
+	}
+	st := c.status[ev.Step]
+	st.Name = ev.Step
+	switch ev.Kind {
+	case engine.KindStarted:
+		st.Status, st.Error = "running", ""
+	case engine.KindDone, engine.KindSkipped:
+		st.Status, st.Error = "done", ""
+	case engine.KindFailed:
+		st.Status, st.Error = "failed", ev.Error
+	default:
+		return
+	}
+	c.status[ev.Step] = st
+}
+
+// rateRemainingRe matches how steps report Hetzner's RateLimit-Remaining
+// header in an event message: "Hetzner API: 3412 of 3600 requests left
+// this hour" (steps.Deps.rateEvent), "API requests left this hour: 3412 of
+// 3600" (steps.CheckToken), "ratelimit-remaining: 3412" or "3412 API
+// requests remaining".
+var rateRemainingRe = regexp.MustCompile(`(?i)(?:(\d+)\s+of\s+\d+\s+requests\s+left)|(?:requests\s+left[^:\d]*:\s*(\d+))|(?:ratelimit-remaining[:=]\s*(\d+))|(?:(\d+)\s+(?:api\s+)?requests\s+remaining)`)
+
+// rateRemaining extracts the requests remaining from an event message.
+func rateRemaining(msg string) (int, bool) {
+	sm := rateRemainingRe.FindStringSubmatch(msg)
+	for _, v := range sm[min(1, len(sm)):] {
+		if v != "" {
+			n, err := strconv.Atoi(v)
+			return n, err == nil
+		}
+	}
+	return 0, false
+}
+
+// resize lays the shell out for a terminal of w x h.
+func (m *Model) resize(w, h int) {
+	m.width, m.height = w, h
+	m.help.Width = w
+	m.c.width = max(w-m.sidebarWidth()-3, 20)
+	m.c.height = max(h-1-m.footerHeight(), 5)
+}
+
+func (m *Model) sidebarWidth() int {
+	if m.width >= 120 {
+		return 18
+	}
+	return 15
+}
+
+func (m *Model) footerHeight() int {
+	return lipgloss.Height(m.footer())
+}

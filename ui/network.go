@@ -1,0 +1,204 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/ohmytalos/ohmytalos/internal/netplan"
+	"github.com/ohmytalos/ohmytalos/internal/spec"
+)
+
+// netField is one input of the network screen, bound to a spec field.
+type netField struct {
+	field, label, placeholder string
+	get                       func(*spec.Spec) string
+	set                       func(*spec.Spec, string)
+}
+
+func netFields() []netField {
+	return []netField{
+		{"network.cidr", "network", "10.0.0.0/16",
+			func(s *spec.Spec) string { return s.Network.CIDR }, func(s *spec.Spec, v string) { s.Network.CIDR = v }},
+		{"network.pods", "pods", "10.42.0.0/16",
+			func(s *spec.Spec) string { return s.Network.Pods }, func(s *spec.Spec, v string) { s.Network.Pods = v }},
+		{"network.services", "services", "10.43.0.0/16",
+			func(s *spec.Spec) string { return s.Network.Services }, func(s *spec.Spec, v string) { s.Network.Services = v }},
+		{"controlPlane.subnet", "cp subnet", "10.0.1.0/24",
+			func(s *spec.Spec) string { return s.ControlPlane.Subnet }, func(s *spec.Spec, v string) { s.ControlPlane.Subnet = v }},
+		{"controlPlane.vip", "API VIP", "10.0.1.100",
+			func(s *spec.Spec) string { return s.ControlPlane.VIP }, func(s *spec.Spec, v string) { s.ControlPlane.VIP = v }},
+	}
+}
+
+// networkScreen edits the address layout; netplan findings are shown
+// beside each field on every keystroke, with a map of the range.
+type networkScreen struct {
+	c      *common
+	fields []netField
+	inputs []textinput.Model
+	focus  int
+	notice string
+}
+
+func newNetwork(c *common) *networkScreen {
+	s := &networkScreen{c: c, fields: netFields()}
+	for _, f := range s.fields {
+		s.inputs = append(s.inputs, newInput(c.styles, f.get(c.spec), f.placeholder, 18))
+	}
+	s.inputs[0].Focus()
+	return s
+}
+
+func (s *networkScreen) enter() tea.Cmd {
+	// Other screens may have changed the spec (pools add subnets).
+	for i, f := range s.fields {
+		if s.inputs[i].Value() != f.get(s.c.spec) {
+			s.inputs[i].SetValue(f.get(s.c.spec))
+		}
+	}
+	s.c.specChanged()
+	return nil
+}
+
+func (s *networkScreen) capturing() bool { return true }
+
+func (s *networkScreen) help() keyHelp {
+	km := s.c.keys
+	return keyHelp{short: []key.Binding{km.Tab, km.ShiftTab, km.Enter, km.Next}}
+}
+
+func (s *networkScreen) update(msg tea.Msg) tea.Cmd {
+	k, ok := msg.(tea.KeyMsg)
+	if !ok {
+		return nil
+	}
+	km := s.c.keys
+	switch {
+	case key.Matches(k, km.Tab):
+		s.setFocus((s.focus + 1) % len(s.inputs))
+		return nil
+	case key.Matches(k, km.ShiftTab):
+		s.setFocus((s.focus + len(s.inputs) - 1) % len(s.inputs))
+		return nil
+	case key.Matches(k, km.Enter):
+		if s.focus < len(s.inputs)-1 {
+			s.setFocus(s.focus + 1)
+			return nil
+		}
+		if n := s.c.networkErrors(); n > 0 {
+			s.notice = fmt.Sprintf("%d problem(s) left: fix them before you continue", n)
+			return nil
+		}
+		return navCmd(scrPools)
+	}
+	var cmd tea.Cmd
+	s.inputs[s.focus], cmd = s.inputs[s.focus].Update(k)
+	s.fields[s.focus].set(s.c.spec, strings.TrimSpace(s.inputs[s.focus].Value()))
+	s.notice = ""
+	s.c.specChanged()
+	return cmd
+}
+
+func (s *networkScreen) setFocus(i int) {
+	s.inputs[s.focus].Blur()
+	s.focus = i
+	s.inputs[i].Focus()
+}
+
+func (s *networkScreen) view() string {
+	c, st := s.c, s.c.styles
+	var b strings.Builder
+	b.WriteString(header(c, "Network layout", "Hetzner private network, subnets, Kubernetes ranges, API VIP") + "\n")
+	leftW := 2 + 14 + 19
+	beside := c.width-leftW-1 >= 40
+	maxLines := 2
+	if c.height >= 30 {
+		maxLines = 4
+	}
+	for i, f := range s.fields {
+		cur := "  "
+		if i == s.focus {
+			cur = st.Accent.Render("› ")
+		}
+		left := cur + st.Label.Render(f.label) + s.inputs[i].View()
+		fs := c.findingsFor(f.field)
+		if beside {
+			right := s.findingText(fs, c.width-leftW-1, maxLines)
+			b.WriteString(lipgloss.JoinHorizontal(lipgloss.Top, st.App.Width(leftW).Render(left), " ", right) + "\n")
+			continue
+		}
+		if len(fs) == 0 {
+			b.WriteString(st.App.Width(leftW).Render(left) + " " + st.Good.Render("✓") + "\n")
+			continue
+		}
+		b.WriteString(left + "\n" + indent(s.findingText(fs, c.width-4, maxLines), 4) + "\n")
+	}
+	var other []netplan.Finding
+	for _, f := range c.findings {
+		if !s.isField(f.Field) {
+			other = append(other, f)
+		}
+	}
+	if len(other) > 0 {
+		b.WriteString(st.Warn.Render(wrap(fmt.Sprintf("%d finding(s) on pool subnets (see the pools screen): %s: %s", len(other), other[0].Field, other[0].Message), c.width)) + "\n")
+	}
+	if s.notice != "" {
+		b.WriteString(st.Bad.Render(s.notice) + "\n")
+	}
+	b.WriteString("\n")
+	layout, _ := c.adapt()
+	b.WriteString(subnetMap(st, layout, c.width))
+	return b.String()
+}
+
+func (s *networkScreen) isField(field string) bool {
+	for _, f := range s.fields {
+		if f.field == field {
+			return true
+		}
+	}
+	return false
+}
+
+// findingText renders a field's findings in width columns, at most
+// maxLines lines per finding (the fix included when there is room).
+func (s *networkScreen) findingText(fs []netplan.Finding, width, maxLines int) string {
+	st := s.c.styles
+	if len(fs) == 0 {
+		return st.Good.Render("✓")
+	}
+	var out []string
+	for _, f := range fs {
+		style, glyph := st.Bad, "✗ "
+		if f.Severity == netplan.SeverityWarning {
+			style, glyph = st.Warn, "! "
+		}
+		text := glyph + f.Message
+		if f.Fix != "" {
+			text += " Fix: " + f.Fix
+		}
+		lines := strings.Split(lipgloss.NewStyle().Width(width).Render(text), "\n")
+		if len(lines) > maxLines {
+			lines = lines[:maxLines]
+			lines[maxLines-1] = strings.TrimRight(lines[maxLines-1], " ") + "…"
+		}
+		for _, l := range lines {
+			out = append(out, style.Render(strings.TrimRight(l, " ")))
+		}
+		if maxLines == 1 {
+			break
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// indent prefixes every line of s with n spaces.
+func indent(s string, n int) string {
+	pad := strings.Repeat(" ", n)
+	return pad + strings.ReplaceAll(s, "\n", "\n"+pad)
+}

@@ -1,0 +1,185 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/netplan"
+	"github.com/ohmytalos/ohmytalos/internal/spec"
+)
+
+// reviewScreen shows the spec's problems, every step's plan and the cost,
+// and writes the spec file once the operator confirms.
+type reviewScreen struct {
+	c        *common
+	problems spec.Problems
+	planning bool
+	plans    []engine.Plan
+	planErr  string
+	scroll   int
+	confirm  confirmBox
+	saveErr  string
+	planHash string
+	// pendingHash is the hash of the spec being written.
+	pendingHash string
+}
+
+func newReview(c *common) *reviewScreen { return &reviewScreen{c: c} }
+
+func (s *reviewScreen) enter() tea.Cmd {
+	// spec.Validate checks the layout too; the findings of the (possibly
+	// caller-provided) Adapt add what it did not report.
+	base := s.c.spec.Validate()
+	s.problems = base
+	s.c.specChanged()
+	for _, f := range s.c.findings {
+		if f.Severity == netplan.SeverityError && !base.Has(f.Field) {
+			s.problems = append(s.problems, spec.Problem{Field: f.Field, Reason: f.Message, Fix: f.Fix})
+		}
+	}
+	if h := s.c.spec.Hash(); h != s.planHash {
+		s.planHash, s.planning, s.plans, s.planErr, s.scroll = h, true, nil, "", 0
+		return planCmd(s.c.ctx, s.c.backend, cloneSpec(s.c.spec))
+	}
+	return nil
+}
+
+func (s *reviewScreen) capturing() bool { return false }
+
+func (s *reviewScreen) help() keyHelp {
+	km := s.c.keys
+	if s.confirm.open {
+		return s.confirm.help(km)
+	}
+	if s.c.isSaved() {
+		next := km.Enter
+		next.SetHelp("enter", "go to bootstrap")
+		return keyHelp{short: []key.Binding{km.ScrollUp, km.ScrollDown, next}}
+	}
+	return keyHelp{short: []key.Binding{km.ScrollUp, km.ScrollDown, km.Save}}
+}
+
+func (s *reviewScreen) update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case PlanMsg:
+		s.planning = false
+		s.plans = msg.Plans
+		if msg.Err != nil {
+			s.planErr = msg.Err.Error()
+		}
+	case SavedMsg:
+		if msg.Err != nil {
+			s.saveErr = msg.Err.Error()
+			return nil
+		}
+		s.saveErr = ""
+		s.c.savedHash = s.pendingHash
+	case tea.KeyMsg:
+		return s.key(msg)
+	}
+	return nil
+}
+
+func (s *reviewScreen) key(k tea.KeyMsg) tea.Cmd {
+	km := s.c.keys
+	if s.confirm.open {
+		if done, yes := s.confirm.answer(k, km); done && yes {
+			s.pendingHash = s.c.spec.Hash()
+			return saveCmd(cloneSpec(s.c.spec), s.c.backend.SpecPath)
+		}
+		return nil
+	}
+	switch {
+	case key.Matches(k, km.ScrollUp):
+		s.scroll = max(s.scroll-1, 0)
+	case key.Matches(k, km.ScrollDown):
+		s.scroll++
+	case key.Matches(k, km.Enter) && s.c.isSaved():
+		return navCmd(scrBootstrap)
+	case key.Matches(k, km.Save, km.Enter):
+		if len(s.problems) > 0 {
+			s.saveErr = fmt.Sprintf("the spec has %d problem(s): fix them on the earlier screens first", len(s.problems))
+			return nil
+		}
+		s.confirm.ask(fmt.Sprintf("Write the spec to %s? It holds references to secrets, never their values.", s.c.backend.SpecPath))
+	}
+	return nil
+}
+
+func (s *reviewScreen) view() string {
+	c, st := s.c, s.c.styles
+	var top strings.Builder
+	top.WriteString(header(c, "Review", "what apply will do, and what it costs") + "\n")
+	if len(s.problems) > 0 {
+		top.WriteString(st.Bad.Render(fmt.Sprintf("%d problem(s):", len(s.problems))) + "\n")
+		for _, p := range s.problems {
+			top.WriteString(st.Bad.Render(wrap("✗ "+p.String(), c.width)) + "\n")
+		}
+	}
+	if s.confirm.open {
+		top.WriteString(s.confirm.view(st, c.width) + "\n")
+	}
+	switch {
+	case s.saveErr != "":
+		top.WriteString(st.Bad.Render(wrap(s.saveErr, c.width)) + "\n")
+	case c.isSaved():
+		top.WriteString(st.Good.Render("✓ spec written to "+c.backend.SpecPath) + "\n")
+	}
+	var body strings.Builder
+	switch {
+	case s.planning:
+		body.WriteString(st.Subtle.Render("planning…") + "\n")
+	case s.planErr != "":
+		body.WriteString(st.Bad.Render(wrap("plan failed: "+s.planErr, c.width)) + "\n")
+	}
+	for _, p := range s.plans {
+		body.WriteString(fmt.Sprintf("%s %s\n", st.Bold.Render(fmt.Sprintf("%-10s", p.Step)),
+			st.Subtle.Render(fmt.Sprintf("%d to create, %d to reuse, %d to update, %d to delete",
+				p.Count(engine.ActionCreate), p.Count(engine.ActionReuse), p.Count(engine.ActionUpdate), p.Count(engine.ActionDelete)))))
+		for _, it := range p.Items {
+			line := fmt.Sprintf("%s %s %s", actionGlyph(st, it.Action), it.Kind, it.Name)
+			if it.Detail != "" {
+				line += st.Subtle.Render(" " + it.Detail)
+			}
+			body.WriteString(indent(wrap(line, c.width-2), 2) + "\n")
+		}
+		for _, n := range p.Notes {
+			body.WriteString(st.Subtle.Render(indent(wrap("note: "+n, c.width-2), 2)) + "\n")
+		}
+	}
+	cost := costPanel(st, c, min(c.width, 64), false)
+	avail := c.height - strings.Count(top.String(), "\n") - lineCount(cost) - 1
+	lines := strings.Split(strings.TrimRight(body.String(), "\n"), "\n")
+	scroll := min(s.scroll, max(len(lines)-avail, 0))
+	if avail > 0 && len(lines) > 0 {
+		lines = lines[scroll:min(len(lines), scroll+avail)]
+	}
+	return top.String() + strings.Join(lines, "\n") + "\n\n" + cost
+}
+
+// actionGlyph marks a plan item's action.
+func actionGlyph(st Styles, action string) string {
+	switch action {
+	case engine.ActionCreate:
+		return st.Good.Render("+")
+	case engine.ActionReuse:
+		return st.Subtle.Render("=")
+	case engine.ActionUpdate:
+		return st.Warn.Render("~")
+	case engine.ActionDelete:
+		return st.Bad.Render("-")
+	}
+	return " "
+}
+
+// lineCount counts the lines of a rendered block.
+func lineCount(s string) int {
+	if s == "" {
+		return 0
+	}
+	return strings.Count(strings.TrimRight(s, "\n"), "\n") + 1
+}

@@ -1,0 +1,221 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/ohmytalos/ohmytalos/internal/engine"
+)
+
+// secretProviders are the providers a reference can name, with what the
+// reference means for each.
+func secretProviders() [][2]string {
+	return [][2]string{
+		{"env", "environment variable name, e.g. HCLOUD_TOKEN"},
+		{"bw", "Vaultwarden/Bitwarden item ID (bw CLI or bw serve)"},
+		{"bws", "Bitwarden Secrets Manager secret ID"},
+	}
+}
+
+// secretsScreen picks where the Hetzner token comes from and runs the
+// secrets step to look it up and check it.
+type secretsScreen struct {
+	c        *common
+	provider int
+	inputs   []textinput.Model // ref, field, server URL
+	focus    int               // 0 provider, 1.. inputs
+	runID    int
+	log      []engine.Event
+	result   string // "", "ok", "failed"
+	err      string
+}
+
+func newSecrets(c *common) *secretsScreen {
+	ref := c.spec.Secrets.HCloudToken
+	s := &secretsScreen{c: c}
+	for i, p := range secretProviders() {
+		if p[0] == ref.Provider {
+			s.provider = i
+		}
+	}
+	w := 36
+	s.inputs = []textinput.Model{
+		newInput(c.styles, ref.Ref, "HCLOUD_TOKEN", w),
+		newInput(c.styles, ref.Field, "optional: custom field name", w),
+		newInput(c.styles, ref.ServerURL, "optional: bw serve / server URL", w),
+	}
+	if c.stepStatus("secrets") == "done" {
+		s.result = "ok"
+	}
+	return s
+}
+
+func (s *secretsScreen) enter() tea.Cmd  { return nil }
+func (s *secretsScreen) capturing() bool { return s.focus > 0 }
+
+func (s *secretsScreen) help() keyHelp {
+	km := s.c.keys
+	enter := km.Enter
+	enter.SetHelp("enter", "look up and check the token")
+	if s.result == "ok" {
+		enter.SetHelp("enter", "continue")
+	}
+	sw := km.Left
+	sw.SetHelp("←/→", "provider")
+	return keyHelp{short: []key.Binding{km.Tab, sw, enter}}
+}
+
+func (s *secretsScreen) update(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case RunEventMsg:
+		if msg.RunID == s.runID {
+			s.log = append(s.log, msg.Event)
+		}
+	case RunDoneMsg:
+		if msg.RunID == s.runID {
+			s.result, s.err = "ok", ""
+			if msg.Err != nil {
+				s.result, s.err = "failed", msg.Err.Error()
+			}
+		}
+	case tea.KeyMsg:
+		return s.key(msg)
+	}
+	return nil
+}
+
+func (s *secretsScreen) key(msg tea.KeyMsg) tea.Cmd {
+	km := s.c.keys
+	switch {
+	case key.Matches(msg, km.Enter):
+		switch s.result {
+		case "ok":
+			return navCmd(scrImages)
+		case "running":
+			return nil
+		}
+		return s.check()
+	case key.Matches(msg, km.Tab):
+		s.setFocus((s.focus + 1) % (len(s.inputs) + 1))
+		return nil
+	case key.Matches(msg, km.ShiftTab):
+		s.setFocus((s.focus + len(s.inputs)) % (len(s.inputs) + 1))
+		return nil
+	case s.focus == 0 && key.Matches(msg, km.Left, km.Right):
+		n := len(secretProviders())
+		if key.Matches(msg, km.Left) {
+			s.provider = (s.provider + n - 1) % n
+		} else {
+			s.provider = (s.provider + 1) % n
+		}
+		s.apply()
+		return nil
+	}
+	if s.focus == 0 {
+		return nil
+	}
+	var cmd tea.Cmd
+	s.inputs[s.focus-1], cmd = s.inputs[s.focus-1].Update(msg)
+	s.apply()
+	return cmd
+}
+
+func (s *secretsScreen) setFocus(f int) {
+	s.focus = f
+	for i := range s.inputs {
+		if i == f-1 {
+			s.inputs[i].Focus()
+		} else {
+			s.inputs[i].Blur()
+		}
+	}
+}
+
+// apply writes the form into the working spec; a changed reference needs a
+// new check.
+func (s *secretsScreen) apply() {
+	ref := &s.c.spec.Secrets.HCloudToken
+	before := *ref
+	ref.Provider = secretProviders()[s.provider][0]
+	ref.Ref = strings.TrimSpace(s.inputs[0].Value())
+	ref.Field = strings.TrimSpace(s.inputs[1].Value())
+	ref.ServerURL = strings.TrimSpace(s.inputs[2].Value())
+	if *ref != before {
+		s.result, s.err = "", ""
+	}
+}
+
+// check runs the secrets step alone.
+func (s *secretsScreen) check() tea.Cmd {
+	s.apply()
+	if s.c.spec.Secrets.HCloudToken.Ref == "" {
+		s.result, s.err = "failed", "the reference is empty: type the "+secretProviders()[s.provider][1]
+		return nil
+	}
+	run, cmd := s.c.startRun(engine.Options{Only: "secrets"})
+	if run == nil {
+		s.err = "another step is still running; wait for it to finish"
+		return nil
+	}
+	s.runID, s.log, s.result, s.err = run.id, nil, "running", ""
+	return cmd
+}
+
+func (s *secretsScreen) view() string {
+	c, st := s.c, s.c.styles
+	var b strings.Builder
+	b.WriteString(header(c, "Hetzner Cloud API token", "The spec stores only a reference; the token is looked up when needed and never written.") + "\n")
+	if c.backend.Sandbox {
+		b.WriteString(st.Warn.Render(wrap("Sandbox: the token is checked against the fake Hetzner API.", c.width)) + "\n\n")
+	}
+	var provs []string
+	for i, p := range secretProviders() {
+		if i == s.provider {
+			provs = append(provs, st.Selected.Render("["+p[0]+"]"))
+		} else {
+			provs = append(provs, st.Subtle.Render(" "+p[0]+" "))
+		}
+	}
+	cursor := func(i int) string {
+		if s.focus == i {
+			return st.Accent.Render("› ")
+		}
+		return "  "
+	}
+	b.WriteString(cursor(0) + st.Label.Render("provider") + strings.Join(provs, " ") + "\n")
+	labels := []string{"reference", "field", "server URL"}
+	for i, in := range s.inputs {
+		b.WriteString(cursor(i+1) + st.Label.Render(labels[i]) + in.View() + "\n")
+	}
+	b.WriteString("  " + st.Subtle.Render(st.Label.Render("")+secretProviders()[s.provider][1]) + "\n\n")
+	ref := c.spec.Secrets.HCloudToken
+	switch s.result {
+	case "running":
+		b.WriteString(st.Accent.Render("looking up the token…") + "\n")
+	case "ok":
+		b.WriteString(st.Good.Render("✓ token found and checked") + "  " + st.Subtle.Render(fmt.Sprintf("%s:%s = ", ref.Provider, ref.Ref)) + "••••••••••••" + "\n")
+	case "failed":
+		b.WriteString(st.Bad.Render(wrap("✗ "+s.err, c.width)) + "\n")
+	}
+	for _, ev := range s.log {
+		if ev.Kind == engine.KindStarted {
+			continue
+		}
+		line := ev.Message
+		style := st.Subtle
+		switch ev.Kind {
+		case engine.KindWarning:
+			style, line = st.Warn, "warning: "+line
+		case engine.KindFailed:
+			style = st.Bad
+		case engine.KindDone:
+			style = st.Good
+		}
+		b.WriteString(style.Render(wrap("  "+line, c.width)) + "\n")
+	}
+	return b.String()
+}

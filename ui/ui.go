@@ -1,0 +1,105 @@
+// Package ui is the ohmytalos wizard: a bubbletea application with a step
+// sidebar, one screen per wizard step (welcome, secrets, images, network,
+// pools, review, bootstrap, done), a status bar and a help footer.
+//
+// The UI never calls a cloud API itself: everything that talks to the
+// outside goes through the Backend the caller wires (the engine, the price
+// catalog, the Image Factory), and it runs in tea.Cmds or in the engine
+// goroutine, never in Update or View.
+package ui
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/term"
+
+	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/factory"
+	"github.com/ohmytalos/ohmytalos/internal/netplan"
+	"github.com/ohmytalos/ohmytalos/internal/pricing"
+	"github.com/ohmytalos/ohmytalos/internal/spec"
+)
+
+// Backend is everything the UI needs from the outside. The caller wires
+// real implementations (Hetzner, or the sandbox).
+type Backend struct {
+	// Engine runs and plans the provisioning steps.
+	Engine *engine.Engine
+	// Env is the engine's environment. Env.Spec is the spec being edited:
+	// the UI edits a copy and sets Env.Spec to a snapshot of it before it
+	// runs or plans steps.
+	Env *engine.Env
+	// SpecPath is where the review screen writes the spec file.
+	SpecPath string
+	// Sandbox labels everything as sandbox: nothing is created on Hetzner.
+	Sandbox bool
+	// LogPath is the log file, shown in the full help.
+	LogPath string
+	// Catalog loads the price catalog; it is called in a tea.Cmd.
+	Catalog func(ctx context.Context) (*pricing.Catalog, error)
+	// Extensions lists the official extensions of a Talos version; it is
+	// called in a tea.Cmd.
+	Extensions func(ctx context.Context, talosVersion string) ([]factory.Extension, error)
+	// Adapt turns a spec into the netplan layout and the pricing usage;
+	// DefaultAdapt is used when it is nil.
+	Adapt func(*spec.Spec) (netplan.Layout, pricing.Usage)
+	// Redact scrubs secret values from engine events and errors; optional.
+	Redact func(string) string
+}
+
+// Options tune the UI.
+type Options struct {
+	// Width and Height are the initial size (the terminal's size replaces
+	// them as soon as it is known).
+	Width, Height int
+	// NoColor renders without colours.
+	NoColor bool
+	// Resume opens at the first unfinished step; it also says that
+	// Backend.Env.Spec was read from Backend.SpecPath (the file is current).
+	Resume bool
+}
+
+// ErrNoTTY is returned by Run when stdin or stdout is not a terminal.
+var ErrNoTTY = errors.New("init needs a terminal; use plan/apply in scripts")
+
+// New returns the wizard's root model.
+func New(b Backend, o Options) tea.Model {
+	return newModel(context.Background(), b, o)
+}
+
+// Run runs the wizard full screen until the operator quits. It refuses to
+// start when stdin or stdout is not a terminal (ErrNoTTY). Cancelling ctx
+// stops the wizard and any running engine step (the state is checkpointed).
+func Run(ctx context.Context, b Backend, o Options) error {
+	if !term.IsTerminal(os.Stdin.Fd()) || !term.IsTerminal(os.Stdout.Fd()) {
+		return ErrNoTTY
+	}
+	if b.Engine == nil || b.Env == nil || b.Env.Spec == nil {
+		return errors.New("the wizard needs an engine and a spec: this is a bug in the caller, please report it")
+	}
+	m := newModel(ctx, b, o)
+	// Ask the terminal for its colour profile and background now: lipgloss
+	// would otherwise query it lazily from the first View, while bubbletea
+	// reads the same terminal.
+	m.c.styles.renderer.ColorProfile()
+	m.c.styles.renderer.HasDarkBackground()
+	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx))
+	final, err := p.Run()
+	if fm, ok := final.(*Model); ok {
+		fm.stopRuns()
+	}
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		return fmt.Errorf("the wizard was stopped (%w): the state is saved; run init again to resume", ctx.Err())
+	}
+	if err != nil {
+		return fmt.Errorf("the wizard failed: %w", err)
+	}
+	if fm, ok := final.(*Model); ok && fm.c.runErr != nil {
+		return fm.c.runErr
+	}
+	return nil
+}
