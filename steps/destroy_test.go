@@ -75,4 +75,3 @@ func checkCountsAfterRecreate(t *testing.T, w *world) {
 		t.Errorf("after re-apply: %v", got)
 	}
 }
-
