@@ -84,9 +84,9 @@ func (s *poolsScreen) listKey(k tea.KeyMsg) tea.Cmd {
 	case key.Matches(k, km.Down):
 		s.cursor = min(s.cursor+1, s.rows()-1)
 	case key.Matches(k, km.Plus):
-		s.setCount(s.count() + 1)
+		s.setCount(s.count() + s.countStep())
 	case key.Matches(k, km.Minus):
-		s.setCount(s.count() - 1)
+		s.setCount(s.count() - s.countStep())
 	case key.Matches(k, km.VolUp, km.VolDown) && s.cursor > 0:
 		p := &sp.Pools[s.cursor-1]
 		if key.Matches(k, km.VolUp) {
@@ -103,13 +103,22 @@ func (s *poolsScreen) listKey(k tea.KeyMsg) tea.Cmd {
 		s.form = newPoolForm(s.c, s.cursor-1)
 	case key.Matches(k, km.Remove) && s.cursor > 0:
 		p := sp.Pools[s.cursor-1]
-		s.confirm.ask(fmt.Sprintf("Remove pool %q (%d × %s)? Servers already created for it are deleted on the next apply.", p.Name, p.Count, p.ServerType))
+		s.confirm.ask(fmt.Sprintf("Remove pool %q (%d × %s)? apply does not delete servers already created for it: drain and delete them yourself.", p.Name, p.Count, p.ServerType))
 	case key.Matches(k, km.Remove):
 		s.notice = "the control plane cannot be removed"
 	case key.Matches(k, km.Enter):
 		return navCmd(scrReview)
 	}
 	return nil
+}
+
+// countStep keeps the control plane odd (an etcd quorum) and moves pools
+// one server at a time.
+func (s *poolsScreen) countStep() int {
+	if s.cursor == 0 {
+		return 2
+	}
+	return 1
 }
 
 func (s *poolsScreen) count() int {
