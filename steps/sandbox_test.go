@@ -3,14 +3,12 @@ package steps
 import (
 	"context"
 	"log/slog"
-	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox"
-	"github.com/ohmytalos/ohmytalos/internal/secrets"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/internal/state"
 )
@@ -45,17 +43,9 @@ func newWorld(t *testing.T, specPath string) *world {
 
 // deps wires fresh clients to the sandbox, as a new process would.
 func (w *world) deps() *Deps {
-	return &Deps{
-		Log: slog.New(slog.DiscardHandler), Sandbox: true, HCloudEndpoint: w.sb.HCloudURL, FactoryURL: w.sb.FactoryURL,
-		SSHPort: w.sb.RescueSSHPort, PollInterval: 10 * time.Millisecond, NodeTimeout: time.Minute,
-		HTTP: &http.Client{Timeout: time.Minute},
-		Resolver: secrets.NewResolver(secrets.Options{Env: func(k string) (string, bool) {
-			if k == "HCLOUD_TOKEN" {
-				return w.sb.Token, true
-			}
-			return "", false
-		}}),
-	}
+	d := SandboxDeps(w.sb, nil, "test")
+	d.PollInterval, d.NodeTimeout = 10*time.Millisecond, time.Minute
+	return d
 }
 
 // env opens the state as a new process would.

@@ -89,19 +89,7 @@ func (g *globals) deps(ctx context.Context, log *slog.Logger) (*steps.Deps, func
 	if err != nil {
 		return nil, nil, err
 	}
-	d.Sandbox = true
-	d.HCloudEndpoint = sb.HCloudURL
-	d.FactoryURL = sb.FactoryURL
-	d.SSHPort = sb.RescueSSHPort
-	d.PollInterval = 200 * time.Millisecond
-	// The sandbox token stands in for HCLOUD_TOKEN in the resolver only;
-	// the process environment is left alone.
-	d.Resolver = secrets.NewResolver(secrets.Options{Env: func(k string) (string, bool) {
-		if k == "HCLOUD_TOKEN" {
-			return sb.Token, true
-		}
-		return os.LookupEnv(k)
-	}})
+	d = steps.SandboxDeps(sb, log, version)
 	return d, func() { sb.Close() }, nil
 }
 
