@@ -2,9 +2,11 @@ package steps
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strconv"
+	"strings"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 
@@ -111,6 +113,19 @@ func (s *Pools) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) er
 	if err := s.firewall(ctx, c, env, emit); err != nil {
 		return err
 	}
+	if err := s.loadBalancers(ctx, c, env, emit); err != nil {
+		return err
+	}
+	s.d.rateEvent(emit)
+	return nil
+}
+
+// loadBalancers ensures the ingress (and, in loadbalancer endpoint mode,
+// the API) load balancer. Servers do not depend on them being ready, so
+// their create actions are waited for at the end of bootstrap, off the
+// critical path; the action IDs are checkpointed for a resumed run.
+func (s *Pools) loadBalancers(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit) error {
+	sp := env.Spec
 	net, err := findNetwork(ctx, c, env.State, sp.Name)
 	if err != nil {
 		return err
@@ -121,23 +136,16 @@ func (s *Pools) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) er
 	pending := map[string]*hcloud.Action{}
 	key, name, labels := ingressLB(sp)
 	target := cloud.Selector(map[string]string{cloud.LabelCluster: sp.Name, cloud.LabelIngress: "true"})
-	a, err := s.loadBalancer(ctx, c, env, emit, net, key, name, labels, target, []int{80, 443})
-	if err != nil {
+	if pending[key], err = s.loadBalancer(ctx, c, env, emit, net, key, name, labels, target, []int{80, 443}); err != nil {
 		return err
 	}
-	pending[key] = a
 	if sp.Endpoint.Mode == spec.EndpointLoadBalancer {
 		key, name, labels := apiLB(sp)
 		target := cloud.Selector(map[string]string{cloud.LabelCluster: sp.Name, cloud.LabelRole: spec.RoleControlPlane})
-		a, err := s.loadBalancer(ctx, c, env, emit, net, key, name, labels, target, []int{6443, 50000})
-		if err != nil {
+		if pending[key], err = s.loadBalancer(ctx, c, env, emit, net, key, name, labels, target, []int{6443, 50000}); err != nil {
 			return err
 		}
-		pending[key] = a
 	}
-	// Servers do not depend on the load balancers being ready, so their
-	// create actions are waited for at the end of bootstrap, off the
-	// critical path; the action IDs are checkpointed for a resumed run.
 	for key, a := range pending {
 		if a == nil {
 			continue
@@ -154,14 +162,36 @@ func (s *Pools) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) er
 			return err
 		}
 	}
-	s.d.rateEvent(emit)
 	return nil
 }
 
-// waitLoadBalancers waits for the load balancers' create actions that a
-// pools step left running.
+// waitLoadBalancers waits for the load balancers' create actions that the
+// pools step left running. A load balancer whose creation failed is
+// deleted and created again once: a failed action must not wedge the
+// cluster, and the pools step is already done.
 func (d *Deps) waitLoadBalancers(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit) error {
-	var acts []*hcloud.Action
+	for attempt := 0; ; attempt++ {
+		failed, err := d.waitLBActions(ctx, c, env)
+		if err != nil {
+			return err
+		}
+		if len(failed) == 0 {
+			return nil
+		}
+		if attempt > 0 {
+			return fmt.Errorf("load balancer creation failed twice (%s): check the Hetzner status page, then run apply again", strings.Join(failed, "; "))
+		}
+		emit(engine.Event{Kind: engine.KindWarning, Resource: "load-balancers", Message: "creating again: " + strings.Join(failed, "; ")})
+		if err := (&Pools{d}).loadBalancers(ctx, c, env, emit); err != nil {
+			return err
+		}
+	}
+}
+
+// waitLBActions waits for the recorded create actions; each failed one is
+// deleted with its load balancer and forgotten, and reported.
+func (d *Deps) waitLBActions(ctx context.Context, c *hcloud.Client, env *engine.Env) ([]string, error) {
+	var failed []string
 	for _, key := range []string{"lb/ingress", "lb/api"} {
 		r, ok := env.State.Resource(key)
 		if !ok || r.Attrs["createAction"] == "" {
@@ -171,16 +201,31 @@ func (d *Deps) waitLoadBalancers(ctx context.Context, c *hcloud.Client, env *eng
 		if err != nil {
 			continue
 		}
-		acts = append(acts, &hcloud.Action{ID: id, Status: hcloud.ActionStatusRunning})
+		err = c.Action.WaitFor(ctx, &hcloud.Action{ID: id, Status: hcloud.ActionStatusRunning})
+		var ae hcloud.ActionError
+		switch {
+		case errors.As(err, &ae):
+			failed = append(failed, fmt.Sprintf("%s: %v", r.Name, err))
+			if _, derr := c.LoadBalancer.Delete(ctx, &hcloud.LoadBalancer{ID: r.ID}); derr != nil && !cloud.IsNotFound(derr) {
+				return nil, fmt.Errorf("delete the failed load balancer %s: %w", r.Name, derr)
+			}
+			if err := env.State.DeleteResource(key); err != nil {
+				return nil, err
+			}
+		case err != nil:
+			return nil, fmt.Errorf("load balancer %s: %w", r.Name, err)
+		default:
+			if err := env.State.Update(func(st *state.State) error {
+				cur := st.Resources[key]
+				delete(cur.Attrs, "createAction")
+				st.Resources[key] = cur
+				return nil
+			}); err != nil {
+				return nil, err
+			}
+		}
 	}
-	if len(acts) == 0 {
-		return nil
-	}
-	if err := c.Action.WaitFor(ctx, acts...); err != nil {
-		return fmt.Errorf("load balancer: %w", err)
-	}
-	emit(engine.Event{Kind: engine.KindResource, Action: "ready", Resource: "load-balancers", Message: fmt.Sprintf("%d load balancer(s) active", len(acts))})
-	return nil
+	return failed, nil
 }
 
 func (s *Pools) placementGroup(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit, key, name string, labels map[string]string) (*hcloud.PlacementGroup, error) {

@@ -1,13 +1,18 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"strings"
+
+	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ohmytalos/ohmytalos/internal/doctor"
 	"github.com/ohmytalos/ohmytalos/steps"
+	"github.com/ohmytalos/ohmytalos/ui/doctorui"
 )
 
 func newDoctorCmd(g *globals) *cobra.Command {
@@ -47,6 +52,28 @@ Checks: ` + strings.Join(checkIDs(), ", "),
 				return &exitError{code: 2, err: err}
 			}
 			out := cmd.OutOrStdout()
+			run := func(ctx context.Context, ids []string, report func(doctor.Result)) []doctor.Result {
+				rs := doctor.Run(ctx, env, ids, func(r doctor.Result) {
+					if report != nil {
+						report(redactResult(r, rt.redact))
+					}
+				})
+				for i := range rs {
+					rs[i] = redactResult(rs[i], rt.redact)
+				}
+				return rs
+			}
+			if !asJSON && isTerminal(os.Stdin) && isTerminal(out) {
+				m := doctorui.New(run, doctor.Checks(), doctorui.Options{Sandbox: rt.deps.Sandbox, Notes: notes, NoColor: g.noColor})
+				final, err := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(cmd.Context())).Run()
+				if err != nil {
+					return &exitError{code: 2, err: err}
+				}
+				if code := doctor.ExitCode(final.(*doctorui.Model).Results()); code != 0 {
+					return &exitError{code: code}
+				}
+				return nil
+			}
 			if !asJSON {
 				if rt.deps.Sandbox {
 					fmt.Fprintln(out, "SANDBOX: checking the sandboxed cluster; nothing here exists on Hetzner")
@@ -55,13 +82,7 @@ Checks: ` + strings.Join(checkIDs(), ", "),
 					fmt.Fprintln(cmd.ErrOrStderr(), "note: "+n)
 				}
 			}
-			results := doctor.Run(cmd.Context(), env, ids, nil)
-			for i := range results {
-				results[i].Explanation = rt.redact(results[i].Explanation)
-				for j := range results[i].Evidence {
-					results[i].Evidence[j] = rt.redact(results[i].Evidence[j])
-				}
-			}
+			results := run(cmd.Context(), ids, nil)
 			if asJSON {
 				err = doctor.WriteJSON(out, results)
 			} else {
@@ -105,4 +126,15 @@ func knownChecks(ids []string) error {
 		}
 	}
 	return nil
+}
+
+// redactResult scrubs secret values from a result's text.
+func redactResult(r doctor.Result, redact func(string) string) doctor.Result {
+	r.Explanation, r.Fix = redact(r.Explanation), redact(r.Fix)
+	ev := make([]string, len(r.Evidence))
+	for i, e := range r.Evidence {
+		ev[i] = redact(e)
+	}
+	r.Evidence = ev
+	return r
 }

@@ -117,6 +117,10 @@ func (e *Engine) Run(ctx context.Context, env *Env, opts Options, sink func(Even
 		}
 		ev.Message = redact(ev.Message)
 		ev.Error = redact(ev.Error)
+		if env.Log != nil {
+			env.Log.Info("event", "step", ev.Step, "kind", string(ev.Kind), "resource", ev.Resource,
+				"action", ev.Action, "message", ev.Message, "error", ev.Error)
+		}
 		if sink != nil {
 			sink(ev)
 		}

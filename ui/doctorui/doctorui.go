@@ -23,7 +23,8 @@ import (
 
 // RunFunc runs the checks named by ids (all of them when ids is empty),
 // calls report with each result as soon as it is known, and returns all the
-// results. doctor.Run bound to an environment is one.
+// results. doctor.Run bound to an environment is one; secret values must be
+// redacted by it, since the screen shows results as they come.
 type RunFunc func(ctx context.Context, ids []string, report func(doctor.Result)) []doctor.Result
 
 // Options tune the doctor screen.
@@ -49,7 +50,9 @@ func New(run func(ctx context.Context, ids []string, report func(doctor.Result))
 	return newModel(context.Background(), run, checks, o, nil)
 }
 
-// Run shows the doctor screen full screen until the operator quits.
+// Run shows the doctor screen full screen until the operator quits. The
+// doctor's exit code needs the results: a caller that wants them runs New's
+// model in its own program and reads (*Model).Results.
 // Cancelling ctx stops the screen and any running check. It refuses to start
 // when stdin or stdout is not a terminal (ErrNoTTY).
 func Run(ctx context.Context, run func(ctx context.Context, ids []string, report func(doctor.Result)) []doctor.Result, checks []doctor.Check, o Options) error {
@@ -59,14 +62,10 @@ func Run(ctx context.Context, run func(ctx context.Context, ids []string, report
 	if run == nil {
 		return errors.New("the doctor screen needs a function that runs the checks: this is a bug in the caller, please report it")
 	}
-	m := newModel(ctx, run, checks, o, lipgloss.DefaultRenderer())
+	m := newModel(ctx, run, checks, o, lipgloss.NewRenderer(os.Stdout))
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx))
-	final, err := p.Run()
-	if fm, ok := final.(*Model); ok {
-		fm.stop()
-	} else {
-		m.stop()
-	}
+	_, err := p.Run()
+	m.stop()
 	if err != nil && !errors.Is(err, tea.ErrProgramKilled) && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("doctor screen: %w", err)
 	}

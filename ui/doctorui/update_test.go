@@ -2,6 +2,7 @@ package doctorui
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -9,6 +10,7 @@ import (
 	"github.com/charmbracelet/bubbles/spinner"
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/muesli/termenv"
 
 	"github.com/ohmytalos/ohmytalos/internal/doctor"
 )
@@ -234,4 +236,44 @@ func TestNewUsesBackgroundContext(t *testing.T) {
 	}
 	m.(*Model).stop()
 	var _ RunFunc = func(ctx context.Context, ids []string, report func(doctor.Result)) []doctor.Result { return nil }
+}
+
+func TestRunRefusesWithoutTerminal(t *testing.T) {
+	// go test's stdin and stdout are not terminals.
+	f := newFakeRun(t)
+	if err := Run(context.Background(), f.run, f.checks, Options{}); !errors.Is(err, ErrNoTTY) {
+		t.Fatalf("Run without a terminal = %v, want ErrNoTTY", err)
+	}
+	if n := len(f.callList()); n != 0 {
+		t.Errorf("Run without a terminal ran the checks %d times", n)
+	}
+}
+
+// TestWithTheRealDoctor plugs doctor.Run over an empty environment in:
+// every check skips and the screen shows each reason.
+func TestWithTheRealDoctor(t *testing.T) {
+	run := func(ctx context.Context, ids []string, report func(doctor.Result)) []doctor.Result {
+		return doctor.Run(ctx, &doctor.Env{}, ids, report)
+	}
+	h := &harness{t: t, m: newModel(context.Background(), run, doctor.Checks(), Options{Width: 120, Height: 40}, testRenderer(termenv.Ascii)),
+		msgs: make(chan tea.Msg, 256), done: make(chan struct{})}
+	t.Cleanup(func() { h.m.stop(); close(h.done) })
+	h.run(h.m.Init())
+	h.idle()
+	rs := h.m.Results()
+	if len(rs) != len(doctor.Checks()) {
+		t.Fatalf("%d results, want %d", len(rs), len(doctor.Checks()))
+	}
+	view := ansi.Strip(h.m.View())
+	for _, r := range rs {
+		if r.Status != doctor.StatusSkip {
+			t.Errorf("%s = %s over an empty environment, want skip", r.ID, r.Status)
+		}
+		if !strings.Contains(view, r.ID) {
+			t.Errorf("%s is not listed", r.ID)
+		}
+	}
+	if !strings.Contains(view, "skipped: no talosconfig") {
+		t.Errorf("skip reasons are not shown:\n%s", view)
+	}
 }
