@@ -19,15 +19,26 @@ func newDone(c *common) *doneScreen { return &doneScreen{c: c} }
 func (s *doneScreen) enter() tea.Cmd  { return nil }
 func (s *doneScreen) capturing() bool { return false }
 
+// doctorKey opens the doctor screen on the new cluster.
+var doctorKey = key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "run the doctor"))
+
 func (s *doneScreen) help() keyHelp {
 	q := s.c.keys.Enter
 	q.SetHelp("enter", "quit")
-	return keyHelp{short: []key.Binding{q}}
+	short := []key.Binding{q}
+	if s.c.backend.Doctor != nil {
+		short = append(short, doctorKey)
+	}
+	return keyHelp{short: short}
 }
 
 func (s *doneScreen) update(msg tea.Msg) tea.Cmd {
-	if k, ok := msg.(tea.KeyMsg); ok && key.Matches(k, s.c.keys.Enter) {
+	k, ok := msg.(tea.KeyMsg)
+	switch {
+	case ok && key.Matches(k, s.c.keys.Enter):
 		return tea.Quit
+	case ok && key.Matches(k, doctorKey) && s.c.backend.Doctor != nil:
+		return func() tea.Msg { return openDoctorMsg{} }
 	}
 	return nil
 }
@@ -56,9 +67,18 @@ func (s *doneScreen) view() string {
 	b.WriteString(cmd("ohmytalos kubeconfig" + config + " --out kubeconfig"))
 	b.WriteString(cmd("ohmytalos talosconfig" + config + " --out talosconfig"))
 	b.WriteString("\nNext:\n")
-	b.WriteString(cmd("kubectl --kubeconfig kubeconfig get nodes"))
-	b.WriteString(cmd("ohmytalos doctor" + config))
-	b.WriteString(cmd("ohmytalos kubeconfig" + config + " --merge"))
+	if c.backend.Doctor != nil {
+		b.WriteString("  press d to run the doctor on the new cluster now\n")
+	}
+	if !c.backend.Sandbox {
+		// A sandbox lives only as long as this process: these would
+		// start a new, empty one.
+		b.WriteString(cmd("kubectl --kubeconfig kubeconfig get nodes"))
+		b.WriteString(cmd("ohmytalos doctor" + config))
+		b.WriteString(cmd("ohmytalos kubeconfig" + config + " --merge"))
+	} else {
+		b.WriteString(st.Subtle.Render(wrap("For a sandbox that outlives the wizard, run \"ohmytalos sandbox serve\" and use plan, apply and doctor against it (see the README).", c.width)) + "\n")
+	}
 	b.WriteString("\n" + st.Subtle.Render(wrap("The spec is in "+c.backend.SpecPath+"; keep it in git. Run \"ohmytalos apply\" after editing it.", c.width)) + "\n")
 	return b.String()
 }

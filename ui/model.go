@@ -73,6 +73,9 @@ type screen interface {
 // bar, footer), routes keys to the active screen and every other message
 // to all screens, and re-issues the commands that stream engine events.
 type Model struct {
+	// overlay is a full-screen sub-program (the doctor) that gets every
+	// message until it sends doctorui.ClosedMsg.
+	overlay  tea.Model
 	c        *common
 	screens  [numScreens]screen
 	active   screenID
@@ -137,6 +140,9 @@ func (m *Model) Init() tea.Cmd {
 
 // Update implements tea.Model.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if m.overlay != nil || isOpenDoctor(msg) {
+		return m, m.updateOverlay(msg)
+	}
 	c := m.c
 	var cmds []tea.Cmd
 	switch msg := msg.(type) {

@@ -23,6 +23,9 @@ func deploySteps() []string { return []string{"network", "pools", "configs", "se
 
 // View implements tea.Model.
 func (m *Model) View() string {
+	if m.overlay != nil {
+		return m.overlay.View()
+	}
 	if m.width < 60 || m.height < 16 {
 		return fmt.Sprintf("ohmytalos needs a terminal of at least 80x24 (this one is %dx%d): enlarge the window.", m.width, m.height)
 	}

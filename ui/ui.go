@@ -49,6 +49,9 @@ type Backend struct {
 	Adapt func(*spec.Spec) (netplan.Layout, pricing.Usage)
 	// Redact scrubs secret values from engine events and errors; optional.
 	Redact func(string) string
+	// Doctor builds the doctor screen for the done screen's "d" key; nil
+	// hides the key. It must only construct: checks run in commands.
+	Doctor func() tea.Model
 }
 
 // Options tune the UI.

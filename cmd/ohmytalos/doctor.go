@@ -52,17 +52,7 @@ Checks: ` + strings.Join(checkIDs(), ", "),
 				return &exitError{code: 2, err: err}
 			}
 			out := cmd.OutOrStdout()
-			run := func(ctx context.Context, ids []string, report func(doctor.Result)) []doctor.Result {
-				rs := doctor.Run(ctx, env, ids, func(r doctor.Result) {
-					if report != nil {
-						report(redactResult(r, rt.redact))
-					}
-				})
-				for i := range rs {
-					rs[i] = redactResult(rs[i], rt.redact)
-				}
-				return rs
-			}
+			run := redactedRun(env, rt.redact)
 			if !asJSON && isTerminal(os.Stdin) && isTerminal(out) {
 				m := doctorui.New(run, doctor.Checks(), doctorui.Options{Sandbox: rt.deps.Sandbox, Notes: notes, NoColor: g.noColor})
 				final, err := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(cmd.Context())).Run()
@@ -137,4 +127,20 @@ func redactResult(r doctor.Result, redact func(string) string) doctor.Result {
 	}
 	r.Evidence = ev
 	return r
+}
+
+// redactedRun runs the checks on env and scrubs secret values from every
+// result, streamed or returned.
+func redactedRun(env *doctor.Env, redact func(string) string) doctorui.RunFunc {
+	return func(ctx context.Context, ids []string, report func(doctor.Result)) []doctor.Result {
+		rs := doctor.Run(ctx, env, ids, func(r doctor.Result) {
+			if report != nil {
+				report(redactResult(r, redact))
+			}
+		})
+		for i := range rs {
+			rs[i] = redactResult(rs[i], redact)
+		}
+		return rs
+	}
 }

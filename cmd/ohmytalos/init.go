@@ -9,13 +9,17 @@ import (
 	"regexp"
 	"strings"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/spf13/cobra"
 
+	"github.com/ohmytalos/ohmytalos/internal/doctor"
 	"github.com/ohmytalos/ohmytalos/internal/factory"
 	"github.com/ohmytalos/ohmytalos/internal/netplan"
 	"github.com/ohmytalos/ohmytalos/internal/pricing"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/steps"
 	"github.com/ohmytalos/ohmytalos/ui"
+	"github.com/ohmytalos/ohmytalos/ui/doctorui"
 )
 
 // runInit starts the wizard on the spec in --config, or on a new default
@@ -56,6 +60,16 @@ func runInit(cmd *cobra.Command, g *globals) error {
 		Extensions: func(ctx context.Context, v string) ([]factory.Extension, error) { return fc.OfficialExtensions(ctx, v) },
 		Adapt:      func(s *spec.Spec) (netplan.Layout, pricing.Usage) { return s.Layout(), s.Usage() },
 		Redact:     rt.redact,
+		Doctor: func() tea.Model {
+			// Constructs only: the sources are gathered when the checks
+			// run, in the screen's command goroutine.
+			run := func(ctx context.Context, ids []string, report func(doctor.Result)) []doctor.Result {
+				env, closeSrc, _ := steps.DoctorEnv(ctx, rt.deps, rt.env, steps.DoctorOptions{})
+				defer closeSrc()
+				return redactedRun(env, rt.redact)(ctx, ids, report)
+			}
+			return doctorui.New(run, doctor.Checks(), doctorui.Options{Sandbox: rt.deps.Sandbox, NoColor: g.noColor, Embedded: true})
+		},
 	}
 	rt.env.Log.Info("wizard started", "spec", g.config, "sandbox", rt.deps.Sandbox, "resume", resume)
 	return ui.Run(cmd.Context(), b, ui.Options{NoColor: g.noColor, Resume: resume})

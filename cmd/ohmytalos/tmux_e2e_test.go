@@ -148,6 +148,16 @@ func TestInitSandboxInTmux(t *testing.T) {
 	if !strings.Contains(scr, "kubeconfig") {
 		t.Errorf("done screen does not say where the kubeconfig is:\n%s", scr)
 	}
+	// The doctor runs on the new cluster from the done screen.
+	s.keys("d")
+	scr = s.waitFor("PASS  vip-claimed", 60*time.Second)
+	for _, want := range []string{"PASS  vip-link", "PASS  lb-targets", "PASS  provider-id"} {
+		if !strings.Contains(s.waitFor(want, 30*time.Second), want) {
+			t.Errorf("doctor screen lacks %q", want)
+		}
+	}
+	s.keys("q")
+	s.waitFor("is up", 10*time.Second)
 	s.keys("Enter")
 	s.waitFor("EXITED 0", 20*time.Second)
 

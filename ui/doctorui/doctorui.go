@@ -39,7 +39,13 @@ type Options struct {
 	// Notes are shown under the list, e.g. why a whole source is missing
 	// ("Kubernetes checks skip: no kubeconfig yet").
 	Notes []string
+	// Embedded makes q go back to the hosting program (a ClosedMsg)
+	// instead of quitting it.
+	Embedded bool
 }
+
+// ClosedMsg is sent when an embedded doctor screen is closed.
+type ClosedMsg struct{}
 
 // ErrNoTTY is returned by Run when stdin or stdout is not a terminal.
 var ErrNoTTY = errors.New("the doctor's full-screen view needs a terminal; in scripts use the plain report (output not a terminal) or --json")

@@ -163,6 +163,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 	if key.Matches(msg, m.keys.Quit) {
 		m.stop()
+		if m.opts.Embedded {
+			return func() tea.Msg { return ClosedMsg{} }
+		}
 		return tea.Quit
 	}
 	if m.detail {
