@@ -35,7 +35,7 @@ func DoctorEnv(ctx context.Context, d *Deps, env *engine.Env, o DoctorOptions) (
 	de := &doctor.Env{
 		ClusterName: sp.Name, VIP: sp.ControlPlane.VIP, VIPLink: vipLink(sp), PrivateCIDR: sp.ControlPlane.Subnet,
 		Domains: append(append([]string{}, sp.Domains...), o.Domains...), Resolver: o.Resolver, RepoDir: o.RepoDir,
-		ExternalDNSOwner: o.Owner, EtcdBackups: sp.Backups,
+		ExternalDNSOwner: o.Owner,
 	}
 	if needs, _, err := imageNeeds(sp); err == nil {
 		for _, n := range needs {
