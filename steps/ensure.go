@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/hetznercloud/hcloud-go/v2/hcloud"
+
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/state"
@@ -47,7 +49,13 @@ func ensure[T any](ctx context.Context, env *engine.Env, emit engine.Emit, step,
 	if !found {
 		got, err = ops.create(ctx)
 		if err != nil {
-			return zero, false, err
+			// A create whose response was lost (and retried by hcloud-go)
+			// made the resource: adopt it by its labels.
+			adopted, ok := adoptAfterConflict(ctx, err, ops, selector)
+			if !ok {
+				return zero, false, err
+			}
+			got = adopted
 		}
 		created = true
 	}
@@ -60,4 +68,19 @@ func ensure[T any](ctx context.Context, env *engine.Env, emit engine.Emit, step,
 	}
 	emit(engine.Event{Kind: engine.KindResource, Action: action, Resource: ops.kind + "/" + ops.name(got), ID: ops.id(got)})
 	return got, created, nil
+}
+
+// adoptAfterConflict returns the one resource matching selector when err is
+// a uniqueness error: the earlier attempt of a retried create succeeded.
+func adoptAfterConflict[T any](ctx context.Context, err error, ops resourceOps[T], selector string) (T, bool) {
+	var zero T
+	if !hcloud.IsError(err, hcloud.ErrorCodeUniquenessError) {
+		return zero, false
+	}
+	list, lerr := ops.list(ctx, selector)
+	if lerr != nil {
+		return zero, false
+	}
+	got, found, oerr := cloud.One(list, ops.kind, selector, ops.name)
+	return got, found && oerr == nil
 }

@@ -172,6 +172,14 @@ func (s *Servers) create(ctx context.Context, c *hcloud.Client, env *engine.Env,
 		opts.Automount = hcloud.Ptr(false)
 	}
 	r, _, err := c.Server.Create(ctx, opts)
+	if hcloud.IsError(err, hcloud.ErrorCodeUniquenessError) {
+		// The response of an earlier attempt was lost: adopt the server it
+		// made, found by its node label.
+		list, lerr := c.Server.AllWithOpts(ctx, hcloud.ServerListOpts{ListOpts: hcloud.ListOpts{LabelSelector: cloud.Selector(labels)}})
+		if sv, ok, oerr := cloud.One(list, "server", cloud.Selector(labels), func(s *hcloud.Server) string { return s.Name }); lerr == nil && oerr == nil && ok {
+			r, err = hcloud.ServerCreateResult{Server: sv}, nil
+		}
+	}
 	if err != nil {
 		if hcloud.IsError(err, hcloud.ErrorCodeResourceUnavailable) {
 			return nil, nil, fmt.Errorf("server type %s is not available in %s right now (%w): pick another location or type for pool %s", n.ServerType, n.Location, err, n.Pool)
@@ -253,7 +261,11 @@ func (s *Servers) attach(ctx context.Context, c *hcloud.Client, emit engine.Emit
 		if attachedTo(servers[i], netw) {
 			return nil
 		}
-		a, _, err := c.Server.AttachToNetwork(ctx, servers[i], hcloud.ServerAttachToNetworkOpts{Network: netw, IP: net.ParseIP(nodes[i].PrivateIP)})
+		var a *hcloud.Action
+		err := s.d.whileLocked(ctx, func() (err error) {
+			a, _, err = c.Server.AttachToNetwork(ctx, servers[i], hcloud.ServerAttachToNetworkOpts{Network: netw, IP: net.ParseIP(nodes[i].PrivateIP)})
+			return err
+		})
 		if hcloud.IsError(err, hcloud.ErrorCodeServerAlreadyAttached) {
 			return nil
 		}
@@ -279,7 +291,11 @@ func (s *Servers) powerOn(ctx context.Context, c *hcloud.Client, emit engine.Emi
 		if servers[i].Status == hcloud.ServerStatusRunning || servers[i].Status == hcloud.ServerStatusStarting {
 			return nil
 		}
-		a, _, err := c.Server.Poweron(ctx, servers[i])
+		var a *hcloud.Action
+		err := s.d.whileLocked(ctx, func() (err error) {
+			a, _, err = c.Server.Poweron(ctx, servers[i])
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("power on %s: %w", nodes[i].Name, err)
 		}
@@ -326,4 +342,19 @@ func parallel(ctx context.Context, n, limit int, fn func(ctx context.Context, i 
 		return first
 	}
 	return ctx.Err()
+}
+
+// whileLocked retries fn while Hetzner answers "locked" (another action,
+// such as an adopted server's create, is still running on the resource):
+// hcloud-go retries conflicts, not locks.
+func (d *Deps) whileLocked(ctx context.Context, fn func() error) error {
+	for tries := 0; ; tries++ {
+		err := fn()
+		if !hcloud.IsError(err, hcloud.ErrorCodeLocked) || tries >= 60 {
+			return err
+		}
+		if err := sleep(ctx, d.poll()); err != nil {
+			return err
+		}
+	}
 }

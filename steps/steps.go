@@ -140,3 +140,25 @@ func (d *Deps) rateEvent(emit engine.Emit) {
 		emit(engine.Event{Kind: engine.KindLog, Message: fmt.Sprintf("Hetzner API: %d of %d requests left this hour", rem, lim), Resource: "ratelimit"})
 	}
 }
+
+// The steps' dependencies (engine.Dependent): image builds, the slowest
+// part, overlap the network, pools and configs.
+
+// After implements engine.Dependent.
+func (s *Images) After() []string { return []string{"secrets"} }
+
+// After implements engine.Dependent.
+func (s *Network) After() []string { return []string{"secrets"} }
+
+// After implements engine.Dependent.
+func (s *Pools) After() []string { return []string{"network"} }
+
+// After implements engine.Dependent: the API load balancer's address goes
+// into the configs in loadbalancer endpoint mode.
+func (s *Configs) After() []string { return []string{"pools"} }
+
+// After implements engine.Dependent.
+func (s *Servers) After() []string { return []string{"images", "configs"} }
+
+// After implements engine.Dependent.
+func (s *Bootstrap) After() []string { return []string{"servers"} }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/ohmytalos/ohmytalos/internal/spec"
@@ -111,7 +112,10 @@ func (e *Engine) Run(ctx context.Context, env *Env, opts Options, sink func(Even
 	if redact == nil {
 		redact = func(s string) string { return s }
 	}
+	var sendMu sync.Mutex
 	send := func(ev Event) {
+		sendMu.Lock()
+		defer sendMu.Unlock()
 		if ev.Time.IsZero() {
 			ev.Time = time.Now()
 		}
@@ -140,24 +144,101 @@ func (e *Engine) Run(ctx context.Context, env *Env, opts Options, sink func(Even
 		start = i
 	}
 	hash := env.Spec.Hash()
+	var run []int
 	for i := start; i < end; i++ {
 		s := e.steps[i]
-		name := s.Name()
-		cur := env.State.Get()
-		ss := cur.Step(name)
+		ss := env.State.Get().Step(s.Name())
 		forced := opts.Force || (opts.From != "" && i == start) || opts.Only != ""
 		if ss.Status == state.StatusDone && ss.SpecHash == hash && !forced {
-			send(Event{Step: name, Kind: KindSkipped, Message: s.Title() + ": done in an earlier run"})
+			send(Event{Step: s.Name(), Kind: KindSkipped, Message: s.Title() + ": done in an earlier run"})
 			continue
 		}
-		if err := ctx.Err(); err != nil {
-			return interrupted(err)
-		}
-		if err := e.runStep(ctx, env, s, hash, send); err != nil {
+		run = append(run, i)
+	}
+	return e.schedule(ctx, env, run, hash, send)
+}
+
+// Dependent is implemented by a step that names the steps it needs; it
+// may then run alongside others. A step without it waits for the step
+// before it, so plain step lists run in order.
+type Dependent interface {
+	After() []string
+}
+
+// errDependency marks a step not run because a step it needs failed.
+var errDependency = errors.New("a step it needs did not finish")
+
+// schedule runs the steps at the given indexes, each as soon as the steps
+// it needs (among those being run) have finished. A failure stops only
+// the steps that need the failed one; the first error in step order is
+// returned once every started step has checkpointed.
+func (e *Engine) schedule(ctx context.Context, env *Env, run []int, hash string, send func(Event)) error {
+	pos := map[int]int{}
+	for k, i := range run {
+		pos[i] = k
+	}
+	done := make([]chan struct{}, len(run))
+	errs := make([]error, len(run))
+	for k := range run {
+		done[k] = make(chan struct{})
+	}
+	var wg sync.WaitGroup
+	for k, i := range run {
+		deps := e.deps(i, run, pos)
+		wg.Add(1)
+		go func(k int, s Step, deps []int) {
+			defer wg.Done()
+			defer close(done[k])
+			for _, d := range deps {
+				<-done[d]
+				if errs[d] != nil {
+					errs[k] = errDependency
+					return
+				}
+			}
+			if err := ctx.Err(); err != nil {
+				errs[k] = interrupted(err)
+				return
+			}
+			errs[k] = e.runStep(ctx, env, s, hash, send)
+		}(k, e.steps[i], deps)
+	}
+	wg.Wait()
+	var dep error
+	for _, err := range errs {
+		switch {
+		case err == nil:
+		case errors.Is(err, errDependency):
+			dep = err
+		default:
 			return err
 		}
 	}
-	return nil
+	return dep
+}
+
+// deps returns, as positions in run, the steps step i waits for.
+func (e *Engine) deps(i int, run []int, pos map[int]int) []int {
+	d, ok := e.steps[i].(Dependent)
+	if !ok {
+		for k := len(run) - 1; k >= 0; k-- {
+			if run[k] < i {
+				return []int{k}
+			}
+		}
+		return nil
+	}
+	var out []int
+	for _, name := range d.After() {
+		j, err := e.index(name)
+		if err != nil {
+			continue
+		}
+		if k, ok := pos[j]; ok && j < i {
+			out = append(out, k)
+		}
+	}
+	return out
 }
 
 func (e *Engine) runStep(ctx context.Context, env *Env, s Step, hash string, send func(Event)) error {

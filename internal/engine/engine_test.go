@@ -255,3 +255,58 @@ func TestSpecChange(t *testing.T) {
 		t.Errorf("diff = %v", d)
 	}
 }
+
+// depStep waits on a gate so the test can see which steps run together.
+type depStep struct {
+	name  string
+	after []string
+	gate  chan struct{}
+	begun chan string
+	fail  bool
+}
+
+func (s *depStep) Name() string                             { return s.name }
+func (s *depStep) Title() string                            { return s.name }
+func (s *depStep) After() []string                          { return s.after }
+func (s *depStep) Plan(context.Context, *Env) (Plan, error) { return Plan{}, nil }
+func (s *depStep) Apply(ctx context.Context, env *Env, emit Emit) error {
+	s.begun <- s.name
+	<-s.gate
+	if s.fail {
+		return errors.New(s.name + " broke")
+	}
+	return nil
+}
+
+func TestIndependentStepsRunTogether(t *testing.T) {
+	begun := make(chan string, 10)
+	gate := make(chan struct{})
+	mk := func(name string, fail bool, after ...string) *depStep {
+		return &depStep{name: name, after: after, gate: gate, begun: begun, fail: fail}
+	}
+	e := New(mk("secrets", false), mk("images", true, "secrets"), mk("network", false, "secrets"),
+		mk("pools", false, "network"), mk("servers", false, "images", "pools"))
+	env := newEnv(t, t.TempDir())
+	errc := make(chan error, 1)
+	go func() { errc <- e.Run(context.Background(), env, Options{}, nil) }()
+	if got := <-begun; got != "secrets" {
+		t.Fatalf("first step = %s", got)
+	}
+	gate <- struct{}{} // secrets finishes
+	a, b := <-begun, <-begun
+	if !(a == "images" && b == "network" || a == "network" && b == "images") {
+		t.Fatalf("images and network did not start together: %s, %s", a, b)
+	}
+	close(gate) // images fails, network and pools finish
+	err := <-errc
+	if err == nil || !strings.Contains(err.Error(), "images broke") {
+		t.Fatalf("err = %v", err)
+	}
+	st := env.State.Get()
+	want := map[string]string{"secrets": "done", "images": "failed", "network": "done", "pools": "done", "servers": "pending"}
+	for name, status := range want {
+		if got := st.Step(name).Status; got != status {
+			t.Errorf("%s = %s, want %s", name, got, status)
+		}
+	}
+}
