@@ -15,7 +15,8 @@ func newSandboxCmd(g *globals) *cobra.Command {
 		Short: "Run the built-in fakes of Hetzner Cloud, Talos nodes and the Image Factory",
 	}
 	var addr string
-	var latency, action, boot time.Duration
+	var latencyMS int
+	var action, boot time.Duration
 	var readOnly bool
 	serve := &cobra.Command{
 		Use:   "serve",
@@ -37,7 +38,7 @@ on Hetzner. Stop it with Ctrl-C.`,
 			}
 			defer closeLog()
 			o := sandboxDemoOptions(log)
-			o.Addr, o.Latency, o.ReadOnly = addr, latency, readOnly
+			o.Addr, o.Latency, o.ReadOnly = addr, time.Duration(latencyMS)*time.Millisecond, readOnly
 			if action > 0 {
 				o.ActionDuration, o.Durations = action, nil
 			}
@@ -60,7 +61,7 @@ on Hetzner. Stop it with Ctrl-C.`,
 		},
 	}
 	serve.Flags().StringVar(&addr, "addr", "127.0.0.1:0", "listen address (loopback)")
-	serve.Flags().DurationVar(&latency, "latency", 0, "latency added to every Hetzner API request, e.g. 50ms")
+	serve.Flags().IntVar(&latencyMS, "latency", 0, "milliseconds of latency added to every Hetzner API request")
 	serve.Flags().DurationVar(&action, "action-duration", 0, "how long every Hetzner action takes (default: a sped-up model of Hetzner)")
 	serve.Flags().DurationVar(&boot, "boot-delay", -1, "how long a Talos node takes to boot (default 3s)")
 	serve.Flags().BoolVar(&readOnly, "read-only", false, "make the printed token read-only (to see how ohmytalos reports it)")
