@@ -219,6 +219,13 @@ func imageEvent(ev imaging.Event) engine.Event {
 		if ev.Err != nil {
 			out.Message = ev.Stage + ": " + ev.Err.Error()
 		}
+	default:
+		if ev.Err != nil {
+			// A cleanup that failed after the snapshot was published: the
+			// next run sweeps the leftovers.
+			out.Kind = engine.KindWarning
+			out.Message = ev.Stage + ": " + ev.Err.Error()
+		}
 	}
 	return out
 }

@@ -39,15 +39,18 @@ func (b *Builder) build(ctx context.Context, r Request) (id int64, err error) {
 			}
 		}
 		if cerr := errors.Join(errs...); cerr != nil {
-			cerr = fmt.Errorf("clean up temporary resources (run the sweep to retry): %w", cerr)
+			cerr = fmt.Errorf("clean up temporary resources (the next run of this image removes them, or run the sweep): %w", cerr)
 			b.emit(Event{Key: k, Stage: StageCleanup, Message: cerr.Error(), Err: cerr})
-			err = errors.Join(err, cerr)
+			// A published snapshot stays a success: the leftovers carry
+			// this key's labels, and cleanKey or build removes them next time.
+			if err != nil {
+				err = errors.Join(err, cerr)
+			}
 		}
 	}()
 
 	// An interrupted earlier build of this key may have left a server behind.
-	if _, err := b.sweep(ctx, selector(LabelManagedBy, managedByValue, LabelTemporary, "true",
-		LabelPurpose, purposeValue, LabelBuildKey, buildKey(k))); err != nil {
+	if _, err := b.sweep(ctx, keySelector(k)); err != nil {
 		return 0, fmt.Errorf("remove leftovers of an earlier build: %w", err)
 	}
 	// Another run may have finished this key meanwhile: never make two.
@@ -79,6 +82,9 @@ func (b *Builder) build(ctx context.Context, r Request) (id int64, err error) {
 		return 0, err
 	}
 	key, _, err := b.c.SSHKey.Create(ctx, hcloud.SSHKeyCreateOpts{Name: name, PublicKey: pub, Labels: labels})
+	if hcloud.IsError(err, hcloud.ErrorCodeUniquenessError) {
+		key, err = b.adoptKey(ctx, name, pub, err)
+	}
 	if err != nil {
 		return 0, fmt.Errorf("register temporary ssh key %s: %w", name, err)
 	}
@@ -108,11 +114,16 @@ func (b *Builder) build(ctx context.Context, r Request) (id int64, err error) {
 		StartAfterCreate: hcloud.Ptr(false),
 		Labels:           labels,
 	})
+	if hcloud.IsError(err, hcloud.ErrorCodeUniquenessError) {
+		res, err = b.adoptServer(ctx, k, name, err)
+	}
+	server := res.Server
+	if server != nil {
+		undo = append(undo, func(ctx context.Context) error { return b.deleteServer(ctx, server) })
+	}
 	if err != nil {
 		return 0, fmt.Errorf("create temporary server %s (%s in %s): %w", name, st.Name, location, err)
 	}
-	server := res.Server
-	undo = append(undo, func(ctx context.Context) error { return b.deleteServer(ctx, server) })
 	if err := b.wait(ctx, k, StageServer, append([]*hcloud.Action{res.Action}, res.NextActions...)...); err != nil {
 		return 0, fmt.Errorf("create temporary server %s: %w", name, err)
 	}
@@ -219,7 +230,7 @@ func (b *Builder) snapshot(ctx context.Context, k Key, server *hcloud.Server, un
 	published := false
 	*undo = append(*undo, func(ctx context.Context) error {
 		if published {
-			return nil
+			return b.deleteOtherSnapshots(ctx, k, img.ID)
 		}
 		if _, err := b.c.Image.Delete(ctx, img); err != nil && !hcloud.IsError(err, hcloud.ErrorCodeNotFound) {
 			return fmt.Errorf("delete unfinished snapshot %d: %w", img.ID, err)
@@ -248,7 +259,7 @@ func (b *Builder) snapshot(ctx context.Context, k Key, server *hcloud.Server, un
 
 // wait waits for actions, reporting their progress as fractions.
 func (b *Builder) wait(ctx context.Context, k Key, stage string, actions ...*hcloud.Action) error {
-	return b.c.Action.WaitForFunc(ctx, func(a *hcloud.Action) error {
+	return b.actions.wait(ctx, func(a *hcloud.Action) error {
 		switch a.Status {
 		case hcloud.ActionStatusError:
 			return a.Error()
@@ -273,19 +284,14 @@ func (b *Builder) publicIPv4(ctx context.Context, server *hcloud.Server) (string
 	return cur.PublicNet.IPv4.IP.String(), nil
 }
 
-// deleteServer deletes a server and waits for the deletion to finish.
+// deleteServer asks for a server's deletion without waiting for the
+// delete_server action: nothing needs the server gone, and waiting only
+// lengthens the build. If the action fails, the server keeps its
+// temporary labels and the next per-key sweep (build, cleanKey) or Sweep
+// deletes it.
 func (b *Builder) deleteServer(ctx context.Context, server *hcloud.Server) error {
-	res, _, err := b.c.Server.DeleteWithResult(ctx, server)
-	if err != nil {
-		if hcloud.IsError(err, hcloud.ErrorCodeNotFound) {
-			return nil
-		}
+	if _, _, err := b.c.Server.DeleteWithResult(ctx, server); err != nil && !hcloud.IsError(err, hcloud.ErrorCodeNotFound) {
 		return fmt.Errorf("delete temporary server %s (%d): %w", server.Name, server.ID, err)
-	}
-	if res != nil && res.Action != nil {
-		if err := b.c.Action.WaitFor(ctx, res.Action); err != nil {
-			return fmt.Errorf("delete temporary server %s (%d): %w", server.Name, server.ID, err)
-		}
 	}
 	return nil
 }

@@ -6,8 +6,10 @@
 // raw disk image is streamed onto /dev/sda, and the powered-off server is
 // snapshotted. The temporary key, server (and an unfinished image) are deleted
 // on success, failure and cancellation alike, and carry labels so that Sweep
-// finds whatever a killed process left behind. One snapshot exists per Key;
-// Ensure reuses it when it exists and builds the missing ones in parallel.
+// finds whatever a killed process left behind; the leftovers of one Key are
+// also removed whenever that Key is built or reused again. One snapshot
+// exists per Key; Ensure reuses it when it exists and builds the missing ones
+// in parallel, polling all their actions together.
 package imaging
 
 import (
@@ -42,8 +44,14 @@ type Options struct {
 	// SSHTimeout bounds the wait until the rescue system accepts SSH (default 5 min).
 	SSHTimeout time.Duration
 	// PollInterval is the pause between SSH attempts and image status polls
-	// (default 2 s). Action polling follows the hcloud client's own poll options.
+	// (default 2 s).
 	PollInterval time.Duration
+	// ActionBackoff is the wait before an action's n-th poll (n from 0).
+	// All builds' running actions are polled together, one request per
+	// round, whenever any of them is due. Default: cloud.NewClient's schedule,
+	// from PollInterval (500 ms if PollInterval is unset) growing ×1.5 up to
+	// ten times that.
+	ActionBackoff hcloud.BackoffFunc
 	// Labels are extra labels on the temporary resources and the snapshot,
 	// e.g. a created-by label. The builder's own labels win on conflict.
 	Labels map[string]string
@@ -88,19 +96,31 @@ type Event struct {
 	Fraction float64
 	// SnapshotID is set with StageDone and StageReused.
 	SnapshotID int64
-	// Err is set with StageFailed and with cleanup problems.
+	// Err is set with StageFailed and with cleanup problems. A StageCleanup
+	// event with Err is a warning when the build still ends in StageDone or
+	// StageReused: the leftovers are removed by the next run of that key.
 	Err error
 }
 
 // Builder reuses or builds Talos snapshots on one Hetzner Cloud project.
 type Builder struct {
-	c    *hcloud.Client
-	opts Options
-	mu   sync.Mutex // serialises Emit
+	c       *hcloud.Client
+	opts    Options
+	actions *actionWatcher
+	mu      sync.Mutex // serialises Emit
 }
 
 // New returns a Builder using c for every API call.
 func New(c *hcloud.Client, opts Options) *Builder {
+	if opts.ActionBackoff == nil {
+		base := opts.PollInterval
+		if base <= 0 {
+			base = 500 * time.Millisecond
+		}
+		opts.ActionBackoff = hcloud.ExponentialBackoffWithOpts(hcloud.ExponentialBackoffOpts{
+			Base: base, Multiplier: 1.5, Cap: 10 * base,
+		})
+	}
 	if opts.SSHPort <= 0 {
 		opts.SSHPort = 22
 	}
@@ -116,7 +136,7 @@ func New(c *hcloud.Client, opts Options) *Builder {
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{Timeout: 30 * time.Second}
 	}
-	return &Builder{c: c, opts: opts}
+	return &Builder{c: c, opts: opts, actions: newActionWatcher(c, opts.ActionBackoff)}
 }
 
 func (b *Builder) emit(e Event) {
@@ -223,6 +243,10 @@ func (b *Builder) ensureOne(ctx context.Context, r Request) (int64, error) {
 	if err == nil && img != nil {
 		img, err = b.waitAvailable(ctx, k, img)
 		if err == nil {
+			// A run killed after publishing the snapshot but before its
+			// cleanup left the temporary server and key: only here can they
+			// still be found, since no build of this key runs again.
+			b.cleanKey(ctx, k)
 			b.emit(Event{Key: k, Stage: StageReused, SnapshotID: img.ID, Fraction: 1,
 				Message: fmt.Sprintf("reusing snapshot %d", img.ID)})
 			return img.ID, nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 )
@@ -62,4 +63,23 @@ func (b *Builder) sweep(ctx context.Context, sel string) ([]string, error) {
 		return deleted, fmt.Errorf("sweep temporary resources: %w", errors.Join(errs...))
 	}
 	return deleted, nil
+}
+
+// keySelector selects the temporary resources of builds of k.
+func keySelector(k Key) string {
+	return selector(LabelManagedBy, managedByValue, LabelTemporary, "true",
+		LabelPurpose, purposeValue, LabelBuildKey, buildKey(k))
+}
+
+// cleanKey removes what interrupted builds of k left behind. A failure is
+// only a warning: the snapshot is fine, and the next run tries again.
+func (b *Builder) cleanKey(ctx context.Context, k Key) {
+	deleted, err := b.sweep(ctx, keySelector(k))
+	if len(deleted) > 0 {
+		b.emit(Event{Key: k, Stage: StageCleanup, Message: "removed leftovers of an interrupted build: " + strings.Join(deleted, ", ")})
+	}
+	if err != nil {
+		err = fmt.Errorf("remove leftovers of an interrupted build of %s (the next run retries; or run the sweep): %w", k, err)
+		b.emit(Event{Key: k, Stage: StageCleanup, Message: err.Error(), Err: err})
+	}
 }
