@@ -187,6 +187,29 @@ func (d *Deps) apiLBAddress(ctx context.Context, env *engine.Env) (string, error
 // renderAll renders every group's config; it is deterministic for a given
 // secrets bundle and spec, so servers regenerate exactly what was checked.
 func (d *Deps) renderAll(ctx context.Context, env *engine.Env) (map[string]talos.Rendered, error) {
+	// Rendering and validating is CPU work (about a second); the servers
+	// step reuses what the configs step of the same process rendered.
+	key := env.Spec.Hash() + "/" + env.State.Dir()
+	d.mu.Lock()
+	cached, ok := d.rendered[key]
+	d.mu.Unlock()
+	if ok {
+		return cached, nil
+	}
+	out, err := d.render(ctx, env)
+	if err == nil {
+		d.mu.Lock()
+		if d.rendered == nil {
+			d.rendered = map[string]map[string]talos.Rendered{}
+		}
+		d.rendered[key] = out
+		d.mu.Unlock()
+	}
+	return out, err
+}
+
+// render renders every group's config from the stored secrets bundle.
+func (d *Deps) render(ctx context.Context, env *engine.Env) (map[string]talos.Rendered, error) {
 	b, err := bundle(env)
 	if err != nil {
 		return nil, err

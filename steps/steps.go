@@ -18,6 +18,7 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/secrets"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/internal/talos"
 )
 
 // Deps are the clients and settings the steps share. Secret values are
@@ -41,9 +42,10 @@ type Deps struct {
 	// Timeouts for waiting on nodes (default 15 minutes).
 	NodeTimeout time.Duration
 
-	mu     sync.Mutex
-	values map[string]secrets.Value
-	client *hcloud.Client
+	mu       sync.Mutex
+	values   map[string]secrets.Value
+	client   *hcloud.Client
+	rendered map[string]map[string]talos.Rendered // spec hash/state dir -> configs
 }
 
 // Redact replaces every looked-up secret value in s.

@@ -33,7 +33,7 @@ type Client struct {
 // MaxDelay 120s), far longer than a Talos boot: a node that came up 80 s
 // after power on was only reached 30-45 s later.
 var bootConnectParams = grpc.ConnectParams{
-	Backoff:           backoff.Config{BaseDelay: 250 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 2 * time.Second},
+	Backoff:           backoff.Config{BaseDelay: 250 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
 	MinConnectTimeout: 5 * time.Second,
 }
 
@@ -91,8 +91,8 @@ func (c *Client) Version(ctx context.Context) (string, error) {
 // ctx ends, or an error that waiting cannot fix (TLS, authorization) occurs.
 func (c *Client) WaitReady(ctx context.Context) error {
 	const (
-		first = 200 * time.Millisecond
-		limit = 2 * time.Second
+		first = 100 * time.Millisecond
+		limit = time.Second
 		// attempt bounds one Version call: when the node rejects the client
 		// certificate after a TLS 1.3 handshake, gRPC only reports it (as
 		// Unavailable "remote error: tls: ...") once the call's deadline ends.
