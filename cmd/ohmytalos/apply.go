@@ -93,7 +93,7 @@ changes nothing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.withRuntime(cmd.Context(), "ohmytalos apply", func(s *spec.Spec, rt *runtime) error {
-				return runApply(cmd, s, rt, opts, plain, asJSON, yes)
+				return runApply(cmd, s, rt, opts, plain, asJSON, yes, g.noColor)
 			})
 		},
 	}
@@ -106,7 +106,7 @@ changes nothing.`,
 }
 
 // runApply checks the spec change and the server types, then runs the engine.
-func runApply(cmd *cobra.Command, s *spec.Spec, rt *runtime, opts engine.Options, plain, asJSON, yes bool) error {
+func runApply(cmd *cobra.Command, s *spec.Spec, rt *runtime, opts engine.Options, plain, asJSON, yes, noColor bool) error {
 	out := cmd.OutOrStdout()
 	if diff := engine.SpecChange(rt.env); len(diff) > 0 && !yes {
 		fmt.Fprintln(out, "the spec changed since the last apply:")
@@ -126,7 +126,7 @@ func runApply(cmd *cobra.Command, s *spec.Spec, rt *runtime, opts engine.Options
 	if asJSON {
 		sink = engine.JSONRenderer(out)
 	} else if !plain && isTerminal(out) {
-		sink = engine.PlainRenderer(out) // the TUI progress view lands with the wizard
+		sink = terminalRenderer(out, noColor)
 	}
 	if rt.deps.Sandbox && !asJSON {
 		fmt.Fprintln(out, "SANDBOX: running against built-in fakes; nothing is created on Hetzner")
