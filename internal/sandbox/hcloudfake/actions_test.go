@@ -12,17 +12,11 @@ import (
 )
 
 func TestActionFailureSurfacesFromWaitFor(t *testing.T) {
-	e := newEnv(t, hcloudfake.Options{})
-	c := e.client
-	res, _, err := c.Server.Create(ctx(t), hcloud.ServerCreateOpts{Name: "builder", ServerType: &hcloud.ServerType{Name: "cx23"},
-		Image: &hcloud.Image{Name: "debian-12"}, Location: &hcloud.Location{Name: "fsn1"}, StartAfterCreate: hcloud.Ptr(false)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.wait(t, res.Action)
+	e, c := newPlainEnv(t)
+	server := e.newServer(t, hcloud.ServerCreateOpts{Name: "builder", StartAfterCreate: hcloud.Ptr(false)})
 
 	e.fake.FailActions("create_image", 1)
-	img, _, err := c.Server.CreateImage(ctx(t), res.Server, &hcloud.ServerCreateImageOpts{Type: hcloud.ImageTypeSnapshot})
+	img, _, err := c.Server.CreateImage(ctx(t), server, &hcloud.ServerCreateImageOpts{Type: hcloud.ImageTypeSnapshot})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +30,7 @@ func TestActionFailureSurfacesFromWaitFor(t *testing.T) {
 	}
 
 	// The next one succeeds: creating, then available, with the server's data.
-	img, _, err = c.Server.CreateImage(ctx(t), res.Server, &hcloud.ServerCreateImageOpts{Type: hcloud.ImageTypeSnapshot,
+	img, _, err = c.Server.CreateImage(ctx(t), server, &hcloud.ServerCreateImageOpts{Type: hcloud.ImageTypeSnapshot,
 		Description: hcloud.Ptr("talos v1.13.0 amd64"), Labels: map[string]string{"os": "talos", "arch": "amd64"}})
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +46,7 @@ func TestActionFailureSurfacesFromWaitFor(t *testing.T) {
 	}
 	s := snaps[0]
 	if s.Status != hcloud.ImageStatusAvailable || s.Description != "talos v1.13.0 amd64" || s.DiskSize != 40 ||
-		s.ImageSize <= 0 || s.CreatedFrom == nil || s.CreatedFrom.ID != res.Server.ID {
+		s.ImageSize <= 0 || s.CreatedFrom == nil || s.CreatedFrom.ID != server.ID {
 		t.Errorf("snapshot = %+v", s)
 	}
 	if e.fake.Counts()["images"] != 1 {
@@ -100,21 +94,16 @@ func TestRescueBootAndHooks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, _, err := c.Server.Create(ctx(t), hcloud.ServerCreateOpts{Name: "img-builder", ServerType: &hcloud.ServerType{Name: "cx23"},
-		Image: &hcloud.Image{Name: "debian-12"}, Location: &hcloud.Location{Name: "fsn1"}, StartAfterCreate: hcloud.Ptr(false)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.wait(t, res.Action)
+	server := e.newServer(t, hcloud.ServerCreateOpts{Name: "img-builder", StartAfterCreate: hcloud.Ptr(false)})
 	if events, _ := rec.snapshot(); len(events) != 0 {
 		t.Fatalf("server created without start fired hooks: %v", events)
 	}
-	rescue, _, err := c.Server.EnableRescue(ctx(t), res.Server, hcloud.ServerEnableRescueOpts{Type: hcloud.ServerRescueTypeLinux64, SSHKeys: []*hcloud.SSHKey{key}})
+	rescue, _, err := c.Server.EnableRescue(ctx(t), server, hcloud.ServerEnableRescueOpts{Type: hcloud.ServerRescueTypeLinux64, SSHKeys: []*hcloud.SSHKey{key}})
 	if err != nil || rescue.RootPassword == "" {
 		t.Fatalf("enable rescue: %v (password %q)", err, rescue.RootPassword)
 	}
 	e.wait(t, rescue.Action)
-	on, _, err := c.Server.Poweron(ctx(t), res.Server)
+	on, _, err := c.Server.Poweron(ctx(t), server)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +116,7 @@ func TestRescueBootAndHooks(t *testing.T) {
 		t.Errorf("Servers() = %+v, want one server in rescue", got)
 	}
 	// Rescue is consumed by the boot: a reset boots the installed system.
-	reset, _, err := c.Server.Reset(ctx(t), res.Server)
+	reset, _, err := c.Server.Reset(ctx(t), server)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +125,7 @@ func TestRescueBootAndHooks(t *testing.T) {
 	if len(infos) != 2 || infos[1].Rescue {
 		t.Errorf("boot after rescue = %+v, want a normal boot", infos)
 	}
-	off, _, err := c.Server.Shutdown(ctx(t), res.Server)
+	off, _, err := c.Server.Shutdown(ctx(t), server)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +134,7 @@ func TestRescueBootAndHooks(t *testing.T) {
 	if events[len(events)-1] != "off" {
 		t.Errorf("events = %v, want a final power-off", events)
 	}
-	s, _, _ := c.Server.GetByID(ctx(t), res.Server.ID)
+	s, _, _ := c.Server.GetByID(ctx(t), server.ID)
 	if s.Status != hcloud.ServerStatusOff || s.RescueEnabled {
 		t.Errorf("server = %s rescue=%v, want off without rescue", s.Status, s.RescueEnabled)
 	}

@@ -301,3 +301,12 @@ func (c *catalog) lbType(v schema.IDOrName) (schema.LoadBalancerType, bool) {
 	}
 	return schema.LoadBalancerType{}, false
 }
+
+// idOrNameString shows a catalog reference (server type, load balancer type)
+// in error messages: the ID, or the quoted name.
+func idOrNameString(v schema.IDOrName) string {
+	if v.ID != 0 {
+		return strconv.FormatInt(v.ID, 10)
+	}
+	return strconv.Quote(v.Name)
+}

@@ -60,8 +60,7 @@ func TestPricingParses(t *testing.T) {
 }
 
 func TestCatalog(t *testing.T) {
-	e := newEnv(t, hcloudfake.Options{})
-	c := e.client
+	_, c := newPlainEnv(t)
 	types, err := c.ServerType.All(ctx(t))
 	if err != nil {
 		t.Fatal(err)

@@ -12,34 +12,8 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/hcloudfake"
 )
 
-// newServer creates a running server and waits for it.
-func (e *env) newServer(t *testing.T, opts hcloud.ServerCreateOpts) *hcloud.Server {
-	t.Helper()
-	if opts.ServerType == nil {
-		opts.ServerType = &hcloud.ServerType{Name: "cx23"}
-	}
-	if opts.Image == nil {
-		opts.Image = &hcloud.Image{Name: "debian-12"}
-	}
-	if opts.Location == nil {
-		opts.Location = &hcloud.Location{Name: "fsn1"}
-	}
-	res, _, err := e.client.Server.Create(ctx(t), opts)
-	if err != nil {
-		t.Fatalf("create server %s: %v", opts.Name, err)
-	}
-	e.wait(t, append([]*hcloud.Action{res.Action}, res.NextActions...)...)
-	return res.Server
-}
-
 func TestLoadBalancerActions(t *testing.T) {
-	e := newEnv(t, hcloudfake.Options{})
-	c := e.client
-	network, _, err := c.Network.Create(ctx(t), hcloud.NetworkCreateOpts{Name: "n", IPRange: mustCIDR(t, "10.0.0.0/16"),
-		Subnets: []hcloud.NetworkSubnet{{Type: hcloud.NetworkSubnetTypeCloud, IPRange: mustCIDR(t, "10.0.3.0/24"), NetworkZone: hcloud.NetworkZoneEUCentral}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	e, c, network := newNetworkEnv(t, "10.0.3.0/24")
 	inNet := e.newServer(t, hcloud.ServerCreateOpts{Name: "in", Networks: []*hcloud.Network{network}, Labels: map[string]string{"pool": "w"}})
 	outside := e.newServer(t, hcloud.ServerCreateOpts{Name: "out", Labels: map[string]string{"pool": "w"}})
 
@@ -109,8 +83,7 @@ func TestLoadBalancerActions(t *testing.T) {
 }
 
 func TestFirewallRulesAndServers(t *testing.T) {
-	e := newEnv(t, hcloudfake.Options{})
-	c := e.client
+	e, c := newPlainEnv(t)
 	s := e.newServer(t, hcloud.ServerCreateOpts{Name: "s"})
 	fw, _, err := c.Firewall.Create(ctx(t), hcloud.FirewallCreateOpts{Name: "fw"})
 	if err != nil {
@@ -147,8 +120,7 @@ func TestFirewallRulesAndServers(t *testing.T) {
 }
 
 func TestVolumesPrimaryIPsImagesKeys(t *testing.T) {
-	e := newEnv(t, hcloudfake.Options{})
-	c := e.client
+	e, c := newPlainEnv(t)
 	s := e.newServer(t, hcloud.ServerCreateOpts{Name: "s", Labels: map[string]string{"a": "1"}})
 
 	updated, _, err := c.Server.Update(ctx(t), s, hcloud.ServerUpdateOpts{Labels: map[string]string{"a": "2", "b": "x"}})

@@ -110,8 +110,7 @@ func TestReadOnlyTokenAndBadToken(t *testing.T) {
 }
 
 func TestErrorCodes(t *testing.T) {
-	e := newEnv(t, hcloudfake.Options{})
-	c := e.client
+	e, c := newPlainEnv(t)
 
 	s, _, err := c.Server.GetByID(ctx(t), 424242)
 	if err != nil || s != nil {

@@ -6,82 +6,25 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
-	"time"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud/schema"
 )
 
-func (f *Fake) serveFirewalls(rq *request) (int, any, error) {
-	switch {
-	case len(rq.segs) == 1 && rq.method == http.MethodGet:
-		items := make([]schema.Firewall, 0, len(f.firewalls))
-		for _, fw := range f.firewalls {
-			items = append(items, f.renderFirewall(fw))
-		}
-		out, err := listResponse(rq.query, "firewalls", items, accessor[schema.Firewall]{
-			id:     func(x schema.Firewall) int64 { return x.ID },
-			name:   func(x schema.Firewall) string { return x.Name },
-			labels: func(x schema.Firewall) map[string]string { return x.Labels },
-		})
-		return http.StatusOK, out, err
-	case len(rq.segs) == 1 && rq.method == http.MethodPost:
-		return f.createFirewall(rq)
-	case len(rq.segs) == 1:
-		return 0, nil, errMethod(rq)
-	}
-	id, err := rq.idAt(1)
-	if err != nil {
-		return 0, nil, err
-	}
-	fw, ok := f.firewalls[id]
-	if !ok {
-		return 0, nil, errNotFound("firewall", id)
-	}
-	if len(rq.segs) == 4 && rq.segs[2] == "actions" && rq.method == http.MethodPost {
-		return f.firewallAction(rq, fw, rq.segs[3])
-	}
-	if len(rq.segs) != 2 {
-		return 0, nil, errNoRoute(rq)
-	}
-	switch rq.method {
-	case http.MethodGet:
-		return http.StatusOK, map[string]any{"firewall": f.renderFirewall(fw)}, nil
-	case http.MethodPut:
-		var req schema.FirewallUpdateRequest
-		if err := rq.decode(&req); err != nil {
-			return 0, nil, err
-		}
-		if req.Name != nil && *req.Name != fw.Name {
-			if f.firewallByName(*req.Name) != nil {
-				return 0, nil, errUniqueness("name")
+// firewallKind is the collection behind /firewalls.
+func (f *Fake) firewallKind() *collection[*schema.Firewall, schema.Firewall] {
+	c := &collection[*schema.Firewall, schema.Firewall]{plural: "firewalls", single: "firewall", noun: "firewall",
+		items: f.firewalls, render: f.renderFirewall, create: f.createFirewall, action: f.firewallAction,
+		fields: func(x *schema.Firewall) (int64, *string, *map[string]string) { return x.ID, &x.Name, &x.Labels },
+		remove: func(_ *request, id int64, fw *schema.Firewall) (*action, error) {
+			if len(fw.AppliedTo) > 0 {
+				return nil, errCode(http.StatusConflict, "resource_in_use",
+					fmt.Sprintf("firewall %d is still applied to %d resources; remove it from them first", id, len(fw.AppliedTo)))
 			}
-			fw.Name = *req.Name
-		}
-		if req.Labels != nil {
-			if err := checkLabels(*req.Labels); err != nil {
-				return 0, nil, err
-			}
-			fw.Labels = maps.Clone(*req.Labels)
-		}
-		return http.StatusOK, map[string]any{"firewall": f.renderFirewall(fw)}, nil
-	case http.MethodDelete:
-		if len(fw.AppliedTo) > 0 {
-			return 0, nil, errCode(http.StatusConflict, "resource_in_use",
-				fmt.Sprintf("firewall %d is still applied to %d resources; remove it from them first", id, len(fw.AppliedTo)))
-		}
-		delete(f.firewalls, id)
-		return http.StatusNoContent, nil, nil
+			return nil, nil
+		},
 	}
-	return 0, nil, errMethod(rq)
-}
-
-func (f *Fake) firewallByName(name string) *schema.Firewall {
-	for _, fw := range f.firewalls {
-		if fw.Name == name {
-			return fw
-		}
-	}
-	return nil
+	c.update = patchBy(c, func(r *schema.FirewallUpdateRequest) (*string, *map[string]string) { return r.Name, r.Labels })
+	return c
 }
 
 // checkRules validates firewall rules and converts them to their stored form.
@@ -158,15 +101,9 @@ func sameResource(a, b schema.FirewallResource) bool {
 }
 
 func (f *Fake) createFirewall(rq *request) (int, any, error) {
-	var req schema.FirewallCreateRequest
-	if err := rq.decode(&req); err != nil {
+	req, err := decodeCreate(rq, f.firewallKind(), func(r *schema.FirewallCreateRequest) string { return r.Name })
+	if err != nil {
 		return 0, nil, err
-	}
-	if req.Name == "" {
-		return 0, nil, errInvalid("name", "name is required")
-	}
-	if f.firewallByName(req.Name) != nil {
-		return 0, nil, errUniqueness("name")
 	}
 	rules, err := checkRules(req.Rules)
 	if err != nil {
@@ -175,13 +112,11 @@ func (f *Fake) createFirewall(rq *request) (int, any, error) {
 	if err := f.checkApply("apply_to", req.ApplyTo); err != nil {
 		return 0, nil, err
 	}
-	if req.Labels != nil {
-		if err := checkLabels(*req.Labels); err != nil {
-			return 0, nil, err
-		}
+	if err := checkNewLabels(req.Labels); err != nil {
+		return 0, nil, err
 	}
 	fw := &schema.Firewall{ID: f.nextID(), Name: req.Name, Labels: labelsOrEmpty(req.Labels),
-		Created: rq.now.UTC().Truncate(time.Second), Rules: rules, AppliedTo: []schema.FirewallResource{}}
+		Created: rq.created(), Rules: rules, AppliedTo: []schema.FirewallResource{}}
 	for _, r := range req.ApplyTo {
 		fw.AppliedTo = append(fw.AppliedTo, schema.FirewallResource{Type: r.Type, Server: r.Server, LabelSelector: r.LabelSelector})
 	}

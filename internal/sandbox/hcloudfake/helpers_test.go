@@ -48,6 +48,46 @@ func ctx(t *testing.T) context.Context {
 	return c
 }
 
+// newPlainEnv is newEnv with default options; it returns the client too.
+func newPlainEnv(t *testing.T) (*env, *hcloud.Client) {
+	t.Helper()
+	e := newEnv(t, hcloudfake.Options{})
+	return e, e.client
+}
+
+// newServer creates a running server and waits for it.
+func (e *env) newServer(t *testing.T, opts hcloud.ServerCreateOpts) *hcloud.Server {
+	t.Helper()
+	if opts.ServerType == nil {
+		opts.ServerType = &hcloud.ServerType{Name: "cx23"}
+	}
+	if opts.Image == nil {
+		opts.Image = &hcloud.Image{Name: "debian-12"}
+	}
+	if opts.Location == nil {
+		opts.Location = &hcloud.Location{Name: "fsn1"}
+	}
+	res, _, err := e.client.Server.Create(ctx(t), opts)
+	if err != nil {
+		t.Fatalf("create server %s: %v", opts.Name, err)
+	}
+	e.wait(t, append([]*hcloud.Action{res.Action}, res.NextActions...)...)
+	return res.Server
+}
+
+// newNetworkEnv is newPlainEnv plus network "n" on 10.0.0.0/16 with one
+// cloud subnet in eu-central.
+func newNetworkEnv(t *testing.T, subnet string) (*env, *hcloud.Client, *hcloud.Network) {
+	t.Helper()
+	e, c := newPlainEnv(t)
+	network, _, err := c.Network.Create(ctx(t), hcloud.NetworkCreateOpts{Name: "n", IPRange: mustCIDR(t, "10.0.0.0/16"),
+		Subnets: []hcloud.NetworkSubnet{{Type: hcloud.NetworkSubnetTypeCloud, IPRange: mustCIDR(t, subnet), NetworkZone: hcloud.NetworkZoneEUCentral}}})
+	if err != nil {
+		t.Fatalf("create network: %v", err)
+	}
+	return e, c, network
+}
+
 // wait waits for actions and fails the test on error.
 func (e *env) wait(t *testing.T, actions ...*hcloud.Action) {
 	t.Helper()

@@ -4,109 +4,86 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
-	"strconv"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud/schema"
 )
 
-func (f *Fake) serveImages(rq *request) (int, any, error) {
-	switch {
-	case len(rq.segs) == 1 && rq.method == http.MethodGet:
-		q := rq.query
-		types, statuses, arches := q["type"], q["status"], q["architecture"]
-		boundTo := q.Get("bound_to")
-		includeDeprecated := q.Get("include_deprecated") == "true"
-		items := make([]schema.Image, 0, len(f.images))
-		for _, img := range f.images {
-			if (len(types) > 0 && !slices.Contains(types, img.Type)) ||
-				(len(statuses) > 0 && !slices.Contains(statuses, img.Status)) ||
-				(len(arches) > 0 && !slices.Contains(arches, img.Architecture)) ||
-				(boundTo != "" && (img.BoundTo == nil || strconv.FormatInt(*img.BoundTo, 10) != boundTo)) ||
-				(!includeDeprecated && img.Deprecated != nil) {
-				continue
+// imageKind is the collection behind /images. Images are created by
+// create_image server actions, never through POST, and cannot be renamed.
+func (f *Fake) imageKind() *collection[*schema.Image, schema.Image] {
+	c := &collection[*schema.Image, schema.Image]{plural: "images", single: "image", noun: "image",
+		items: f.images, render: renderImage, keep: keepImage, action: f.imageAction,
+		fields: func(x *schema.Image) (int64, *string, *map[string]string) {
+			name := "" // a copy: images have no rename
+			if x.Name != nil {
+				name = *x.Name
 			}
-			items = append(items, renderImage(img))
-		}
-		out, err := listResponse(rq.query, "images", items, accessor[schema.Image]{
-			id: func(x schema.Image) int64 { return x.ID },
-			name: func(x schema.Image) string {
-				if x.Name == nil {
-					return ""
-				}
-				return *x.Name
-			},
-			labels: func(x schema.Image) map[string]string { return x.Labels },
-			field: func(x schema.Image, field string) string {
-				if field == "description" {
-					return x.Description
-				}
-				return x.Status
-			},
-		})
-		return http.StatusOK, out, err
-	case len(rq.segs) == 1:
-		return 0, nil, errMethod(rq)
+			return x.ID, &name, &x.Labels
+		},
+		sortField: func(x *schema.Image, field string) string {
+			if field == "description" {
+				return x.Description
+			}
+			return x.Status
+		},
+		remove: func(_ *request, id int64, img *schema.Image) (*action, error) {
+			if img.Type == "system" || img.Type == "app" {
+				return nil, errCode(http.StatusForbidden, "forbidden", fmt.Sprintf("image %d is a public %s image and cannot be deleted", id, img.Type))
+			}
+			if img.Protection.Delete {
+				return nil, errCode(http.StatusForbidden, "protected", fmt.Sprintf("image %d is protected against deletion; remove the protection first", id))
+			}
+			return nil, nil
+		},
 	}
-	id, err := rq.idAt(1)
-	if err != nil {
-		return 0, nil, err
-	}
-	img, ok := f.images[id]
-	if !ok {
-		return 0, nil, errNotFound("image", id)
-	}
-	if len(rq.segs) == 4 && rq.segs[2] == "actions" && rq.segs[3] == "change_protection" && rq.method == http.MethodPost {
-		var req schema.ImageActionChangeProtectionRequest
-		if err := rq.decode(&req); err != nil {
-			return 0, nil, err
-		}
-		if req.Delete != nil {
-			img.Protection.Delete = *req.Delete
-		}
-		return http.StatusCreated, f.actionBody(f.newAction("change_protection", rq.now, ref("image", id)), rq.now), nil
-	}
-	if len(rq.segs) != 2 {
-		return 0, nil, errNoRoute(rq)
-	}
-	switch rq.method {
-	case http.MethodGet:
-		return http.StatusOK, map[string]any{"image": renderImage(img)}, nil
-	case http.MethodPut:
+	c.update = func(rq *request, img *schema.Image) error {
 		if img.Type == "system" || img.Type == "app" {
-			return 0, nil, errCode(http.StatusForbidden, "forbidden", fmt.Sprintf("image %d is a public %s image and cannot be changed", id, img.Type))
+			return errCode(http.StatusForbidden, "forbidden", fmt.Sprintf("image %d is a public %s image and cannot be changed", img.ID, img.Type))
 		}
 		var req schema.ImageUpdateRequest
 		if err := rq.decode(&req); err != nil {
-			return 0, nil, err
+			return err
 		}
 		if req.Description != nil {
 			img.Description = *req.Description
 		}
 		if req.Type != nil {
 			if *req.Type != "snapshot" {
-				return 0, nil, errInvalid("type", "an image can only be converted to snapshot")
+				return errInvalid("type", "an image can only be converted to snapshot")
 			}
 			img.Type = "snapshot"
 		}
-		if req.Labels != nil {
-			if err := checkLabels(*req.Labels); err != nil {
-				return 0, nil, err
-			}
-			img.Labels = maps.Clone(*req.Labels)
-		}
-		return http.StatusOK, map[string]any{"image": renderImage(img)}, nil
-	case http.MethodDelete:
-		if img.Type == "system" || img.Type == "app" {
-			return 0, nil, errCode(http.StatusForbidden, "forbidden", fmt.Sprintf("image %d is a public %s image and cannot be deleted", id, img.Type))
-		}
-		if img.Protection.Delete {
-			return 0, nil, errCode(http.StatusForbidden, "protected", fmt.Sprintf("image %d is protected against deletion; remove the protection first", id))
-		}
-		delete(f.images, id)
-		return http.StatusNoContent, nil, nil
+		return c.patch(img, nil, req.Labels)
 	}
-	return 0, nil, errMethod(rq)
+	return c
+}
+
+// keepImage applies the image list filters type, status, architecture,
+// bound_to and include_deprecated.
+func keepImage(q url.Values, img *schema.Image) bool {
+	types, statuses, arches, boundTo := q["type"], q["status"], q["architecture"], q.Get("bound_to")
+	return (len(types) == 0 || slices.Contains(types, img.Type)) &&
+		(len(statuses) == 0 || slices.Contains(statuses, img.Status)) &&
+		(len(arches) == 0 || slices.Contains(arches, img.Architecture)) &&
+		(boundTo == "" || (img.BoundTo != nil && fmt.Sprint(*img.BoundTo) == boundTo)) &&
+		(q.Get("include_deprecated") == "true" || img.Deprecated == nil)
+}
+
+// imageAction serves POST /images/{id}/actions/change_protection.
+func (f *Fake) imageAction(rq *request, img *schema.Image, command string) (int, any, error) {
+	if command != "change_protection" {
+		return 0, nil, errNoRoute(rq)
+	}
+	var req schema.ImageActionChangeProtectionRequest
+	if err := rq.decode(&req); err != nil {
+		return 0, nil, err
+	}
+	if req.Delete != nil {
+		img.Protection.Delete = *req.Delete
+	}
+	return http.StatusCreated, f.actionBody(f.newAction("change_protection", rq.now, ref("image", img.ID)), rq.now), nil
 }
 
 func renderImage(img *schema.Image) schema.Image {

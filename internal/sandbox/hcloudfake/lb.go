@@ -2,82 +2,11 @@ package hcloudfake
 
 import (
 	"fmt"
-	"maps"
 	"net/http"
 	"slices"
-	"time"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud/schema"
 )
-
-func (f *Fake) serveLoadBalancers(rq *request) (int, any, error) {
-	switch {
-	case len(rq.segs) == 1 && rq.method == http.MethodGet:
-		items := make([]schema.LoadBalancer, 0, len(f.lbs))
-		for _, lb := range f.lbs {
-			items = append(items, f.renderLB(lb))
-		}
-		out, err := listResponse(rq.query, "load_balancers", items, accessor[schema.LoadBalancer]{
-			id:     func(x schema.LoadBalancer) int64 { return x.ID },
-			name:   func(x schema.LoadBalancer) string { return x.Name },
-			labels: func(x schema.LoadBalancer) map[string]string { return x.Labels },
-		})
-		return http.StatusOK, out, err
-	case len(rq.segs) == 1 && rq.method == http.MethodPost:
-		return f.createLB(rq)
-	case len(rq.segs) == 1:
-		return 0, nil, errMethod(rq)
-	}
-	id, err := rq.idAt(1)
-	if err != nil {
-		return 0, nil, err
-	}
-	lb, ok := f.lbs[id]
-	if !ok {
-		return 0, nil, errNotFound("load balancer", id)
-	}
-	if len(rq.segs) == 4 && rq.segs[2] == "actions" && rq.method == http.MethodPost {
-		return f.lbAction(rq, lb, rq.segs[3])
-	}
-	if len(rq.segs) != 2 {
-		return 0, nil, errNoRoute(rq)
-	}
-	switch rq.method {
-	case http.MethodGet:
-		return http.StatusOK, map[string]any{"load_balancer": f.renderLB(lb)}, nil
-	case http.MethodPut:
-		var req schema.LoadBalancerUpdateRequest
-		if err := rq.decode(&req); err != nil {
-			return 0, nil, err
-		}
-		if req.Name != nil && *req.Name != lb.Name {
-			if f.lbByName(*req.Name) != nil {
-				return 0, nil, errUniqueness("name")
-			}
-			lb.Name = *req.Name
-		}
-		if req.Labels != nil {
-			if err := checkLabels(*req.Labels); err != nil {
-				return 0, nil, err
-			}
-			lb.Labels = maps.Clone(*req.Labels)
-		}
-		return http.StatusOK, map[string]any{"load_balancer": f.renderLB(lb)}, nil
-	case http.MethodDelete:
-		delete(f.lbs, id)
-		return http.StatusOK, f.actionBody(f.newAction("delete_load_balancer", rq.now, ref("load_balancer", id)), rq.now), nil
-	}
-	return 0, nil, errMethod(rq)
-}
-
-func (f *Fake) lbByName(name string) *schema.LoadBalancer {
-	for _, lb := range f.lbs {
-		if lb.Name == name {
-			return lb
-		}
-	}
-	return nil
-}
 
 // service builds a service with Hetzner's defaults: http listens on 80 and
 // https on 443, both forward to 80; the health check probes the destination
@@ -152,15 +81,9 @@ func (f *Fake) attachLB(lb *schema.LoadBalancer, networkID int64, want string) e
 }
 
 func (f *Fake) createLB(rq *request) (int, any, error) {
-	var req schema.LoadBalancerCreateRequest
-	if err := rq.decode(&req); err != nil {
+	req, err := decodeCreate(rq, f.lbKind(), func(r *schema.LoadBalancerCreateRequest) string { return r.Name })
+	if err != nil {
 		return 0, nil, err
-	}
-	if req.Name == "" {
-		return 0, nil, errInvalid("name", "name is required")
-	}
-	if f.lbByName(req.Name) != nil {
-		return 0, nil, errUniqueness("name")
 	}
 	lt, ok := f.cat.lbType(req.LoadBalancerType)
 	if !ok {
@@ -183,10 +106,8 @@ func (f *Fake) createLB(rq *request) (int, any, error) {
 	if loc.ID == 0 {
 		return 0, nil, errInvalid("location", "location or network zone not found")
 	}
-	if req.Labels != nil {
-		if err := checkLabels(*req.Labels); err != nil {
-			return 0, nil, err
-		}
+	if err := checkNewLabels(req.Labels); err != nil {
+		return 0, nil, err
 	}
 	algo := "round_robin"
 	if req.Algorithm != nil && req.Algorithm.Type != "" {
@@ -196,7 +117,7 @@ func (f *Fake) createLB(rq *request) (int, any, error) {
 		algo = req.Algorithm.Type
 	}
 	lb := &schema.LoadBalancer{ID: f.nextID(), Name: req.Name, Location: loc, LoadBalancerType: lt,
-		Labels: labelsOrEmpty(req.Labels), Created: rq.now.UTC().Truncate(time.Second), Algorithm: schema.LoadBalancerAlgorithm{Type: algo},
+		Labels: labelsOrEmpty(req.Labels), Created: rq.created(), Algorithm: schema.LoadBalancerAlgorithm{Type: algo},
 		IncludedTraffic: 20 * tib, PrivateNet: []schema.LoadBalancerPrivateNet{}, Services: []schema.LoadBalancerService{},
 		Targets: []schema.LoadBalancerTarget{}}
 	if req.Network != nil {
@@ -216,18 +137,15 @@ func (f *Fake) createLB(rq *request) (int, any, error) {
 			return 0, nil, err
 		}
 	}
-	for _, t := range req.Targets {
-		target := schema.LoadBalancerTarget{Type: t.Type, UsePrivateIP: t.UsePrivateIP != nil && *t.UsePrivateIP}
-		if t.Server != nil {
-			target.Server = &schema.LoadBalancerTargetServer{ID: t.Server.ID}
-		}
-		if t.LabelSelector != nil {
-			target.LabelSelector = &schema.LoadBalancerTargetLabelSelector{Selector: t.LabelSelector.Selector}
-		}
-		if t.IP != nil {
-			target.IP = &schema.LoadBalancerTargetIP{IP: t.IP.IP}
-		}
-		if err := f.addTarget(lb, target); err != nil {
+	// The targets of a create request have the JSON of add_target requests.
+	var targets struct {
+		Targets []schema.LoadBalancerActionAddTargetRequest `json:"targets"`
+	}
+	if err := rq.decode(&targets); err != nil {
+		return 0, nil, err
+	}
+	for _, t := range targets.Targets {
+		if err := f.addTarget(lb, toTarget(t)); err != nil {
 			return 0, nil, err
 		}
 	}
@@ -243,4 +161,17 @@ func (f *Fake) createLB(rq *request) (int, any, error) {
 	f.lbs[lb.ID] = lb
 	a := f.newAction("create_load_balancer", rq.now, ref("load_balancer", lb.ID))
 	return http.StatusCreated, map[string]any{"load_balancer": f.renderLB(lb), "action": a.render(rq.now)}, nil
+}
+
+// lbKind is the collection behind /load_balancers.
+func (f *Fake) lbKind() *collection[*schema.LoadBalancer, schema.LoadBalancer] {
+	c := &collection[*schema.LoadBalancer, schema.LoadBalancer]{plural: "load_balancers", single: "load_balancer",
+		noun: "load balancer", items: f.lbs, render: f.renderLB, create: f.createLB, action: f.lbAction,
+		fields: func(x *schema.LoadBalancer) (int64, *string, *map[string]string) { return x.ID, &x.Name, &x.Labels },
+		remove: func(rq *request, id int64, _ *schema.LoadBalancer) (*action, error) {
+			return f.newAction("delete_load_balancer", rq.now, ref("load_balancer", id)), nil
+		},
+	}
+	c.update = patchBy(c, func(r *schema.LoadBalancerUpdateRequest) (*string, *map[string]string) { return r.Name, r.Labels })
+	return c
 }

@@ -16,35 +16,20 @@ func (f *Fake) lbAction(rq *request, lb *schema.LoadBalancer, command string) (i
 		if err := rq.decode(&req); err != nil {
 			return 0, nil, err
 		}
-		t := schema.LoadBalancerTarget{Type: req.Type, UsePrivateIP: req.UsePrivateIP != nil && *req.UsePrivateIP}
 		if req.Server != nil {
-			t.Server = &schema.LoadBalancerTargetServer{ID: req.Server.ID}
 			refs = append(refs, ref("server", req.Server.ID))
 		}
-		if req.LabelSelector != nil {
-			t.LabelSelector = &schema.LoadBalancerTargetLabelSelector{Selector: req.LabelSelector.Selector}
-		}
-		if req.IP != nil {
-			t.IP = &schema.LoadBalancerTargetIP{IP: req.IP.IP}
-		}
-		if err := f.addTarget(lb, t); err != nil {
+		if err := f.addTarget(lb, toTarget(req)); err != nil {
 			return 0, nil, err
 		}
 	case "remove_target":
-		var req schema.LoadBalancerActionRemoveTargetRequest
+		// remove_target has the JSON of add_target without use_private_ip.
+		var req schema.LoadBalancerActionAddTargetRequest
 		if err := rq.decode(&req); err != nil {
 			return 0, nil, err
 		}
-		t := schema.LoadBalancerTarget{Type: req.Type}
-		if req.Server != nil {
-			t.Server = &schema.LoadBalancerTargetServer{ID: req.Server.ID}
-		}
-		if req.LabelSelector != nil {
-			t.LabelSelector = &schema.LoadBalancerTargetLabelSelector{Selector: req.LabelSelector.Selector}
-		}
-		if req.IP != nil {
-			t.IP = &schema.LoadBalancerTargetIP{IP: req.IP.IP}
-		}
+		t := toTarget(req)
+		t.UsePrivateIP = false
 		i := slices.IndexFunc(lb.Targets, func(x schema.LoadBalancerTarget) bool { return sameTarget(x, t) })
 		if i < 0 {
 			return 0, nil, errCode(http.StatusNotFound, "not_found", "target not found on the load balancer")

@@ -9,6 +9,21 @@ import (
 	"github.com/hetznercloud/hcloud-go/v2/hcloud/schema"
 )
 
+// toTarget converts a target request into the stored form of a target.
+func toTarget(r schema.LoadBalancerActionAddTargetRequest) schema.LoadBalancerTarget {
+	t := schema.LoadBalancerTarget{Type: r.Type, UsePrivateIP: r.UsePrivateIP != nil && *r.UsePrivateIP}
+	if r.Server != nil {
+		t.Server = &schema.LoadBalancerTargetServer{ID: r.Server.ID}
+	}
+	if r.LabelSelector != nil {
+		t.LabelSelector = &schema.LoadBalancerTargetLabelSelector{Selector: r.LabelSelector.Selector}
+	}
+	if r.IP != nil {
+		t.IP = &schema.LoadBalancerTargetIP{IP: r.IP.IP}
+	}
+	return t
+}
+
 // addTarget validates and stores a target.
 func (f *Fake) addTarget(lb *schema.LoadBalancer, t schema.LoadBalancerTarget) error {
 	switch t.Type {

@@ -30,6 +30,12 @@ type accessor[T any] struct {
 // sort parameters (default id ascending) and returns the requested page as
 // {"<key>": [...], "meta": {"pagination": {...}}}.
 func listResponse[T any](q url.Values, key string, items []T, acc accessor[T]) (map[string]any, error) {
+	return listRendered(q, key, items, acc, func(t T) T { return t })
+}
+
+// listRendered is listResponse for stored items: it filters, sorts and pages
+// them and renders only the items of the page.
+func listRendered[T, R any](q url.Values, key string, items []T, acc accessor[T], render func(T) R) (map[string]any, error) {
 	if name := q.Get("name"); name != "" && acc.name != nil {
 		items = slices.DeleteFunc(items, func(t T) bool { return acc.name(t) != name })
 	}
@@ -58,9 +64,9 @@ func listResponse[T any](q url.Values, key string, items []T, acc accessor[T]) (
 	if page < last {
 		p.NextPage = page + 1
 	}
-	pageItems := items[start:end]
-	if pageItems == nil {
-		pageItems = []T{}
+	pageItems := make([]R, 0, end-start)
+	for _, t := range items[start:end] {
+		pageItems = append(pageItems, render(t))
 	}
 	return map[string]any{key: pageItems, "meta": map[string]any{"pagination": p}}, nil
 }

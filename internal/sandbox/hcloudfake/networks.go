@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
-	"time"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud/schema"
 )
@@ -18,83 +17,36 @@ type networkState struct {
 	n schema.Network
 }
 
-func (f *Fake) serveNetworks(rq *request) (int, any, error) {
-	switch {
-	case len(rq.segs) == 1 && rq.method == http.MethodGet:
-		items := make([]schema.Network, 0, len(f.networks))
-		for _, ns := range f.networks {
-			items = append(items, f.renderNetwork(ns))
-		}
-		out, err := listResponse(rq.query, "networks", items, accessor[schema.Network]{
-			id:     func(n schema.Network) int64 { return n.ID },
-			name:   func(n schema.Network) string { return n.Name },
-			labels: func(n schema.Network) map[string]string { return n.Labels },
-		})
-		return http.StatusOK, out, err
-	case len(rq.segs) == 1 && rq.method == http.MethodPost:
-		return f.createNetwork(rq)
-	case len(rq.segs) == 1:
-		return 0, nil, errMethod(rq)
+// networkKind is the collection behind /networks.
+func (f *Fake) networkKind() *collection[*networkState, schema.Network] {
+	c := &collection[*networkState, schema.Network]{plural: "networks", single: "network", noun: "network",
+		items: f.networks, render: f.renderNetwork, create: f.createNetwork, action: f.networkAction,
+		fields: func(x *networkState) (int64, *string, *map[string]string) { return x.n.ID, &x.n.Name, &x.n.Labels },
+		remove: func(_ *request, id int64, _ *networkState) (*action, error) {
+			// Hetzner detaches attached servers and load balancers automatically.
+			for _, ss := range f.servers {
+				ss.s.PrivateNet = slices.DeleteFunc(ss.s.PrivateNet, func(pn schema.ServerPrivateNet) bool { return pn.Network == id })
+			}
+			for _, lb := range f.lbs {
+				lb.PrivateNet = slices.DeleteFunc(lb.PrivateNet, func(pn schema.LoadBalancerPrivateNet) bool { return pn.Network == id })
+			}
+			return nil, nil
+		},
 	}
-	id, err := rq.idAt(1)
-	if err != nil {
-		return 0, nil, err
-	}
-	ns, ok := f.networks[id]
-	if !ok {
-		return 0, nil, errNotFound("network", id)
-	}
-	if len(rq.segs) == 4 && rq.segs[2] == "actions" && rq.method == http.MethodPost {
-		return f.networkAction(rq, ns, rq.segs[3])
-	}
-	if len(rq.segs) != 2 {
-		return 0, nil, errNoRoute(rq)
-	}
-	switch rq.method {
-	case http.MethodGet:
-		return http.StatusOK, map[string]any{"network": f.renderNetwork(ns)}, nil
-	case http.MethodPut:
+	c.update = func(rq *request, ns *networkState) error {
 		var req schema.NetworkUpdateRequest
 		if err := rq.decode(&req); err != nil {
-			return 0, nil, err
+			return err
 		}
-		if req.Name != "" && req.Name != ns.n.Name {
-			if f.networkByName(req.Name) != nil {
-				return 0, nil, errUniqueness("name")
-			}
-			ns.n.Name = req.Name
-		}
-		if req.Labels != nil {
-			if err := checkLabels(*req.Labels); err != nil {
-				return 0, nil, err
-			}
-			ns.n.Labels = maps.Clone(*req.Labels)
+		if err := c.patch(ns, optName(req.Name), req.Labels); err != nil {
+			return err
 		}
 		if req.ExposeRoutesToVSwitch != nil {
 			ns.n.ExposeRoutesToVSwitch = *req.ExposeRoutesToVSwitch
 		}
-		return http.StatusOK, map[string]any{"network": f.renderNetwork(ns)}, nil
-	case http.MethodDelete:
-		// Hetzner detaches attached servers and load balancers automatically.
-		for _, ss := range f.servers {
-			ss.s.PrivateNet = slices.DeleteFunc(ss.s.PrivateNet, func(pn schema.ServerPrivateNet) bool { return pn.Network == id })
-		}
-		for _, lb := range f.lbs {
-			lb.PrivateNet = slices.DeleteFunc(lb.PrivateNet, func(pn schema.LoadBalancerPrivateNet) bool { return pn.Network == id })
-		}
-		delete(f.networks, id)
-		return http.StatusNoContent, nil, nil
+		return nil
 	}
-	return 0, nil, errMethod(rq)
-}
-
-func (f *Fake) networkByName(name string) *networkState {
-	for _, ns := range f.networks {
-		if ns.n.Name == name {
-			return ns
-		}
-	}
-	return nil
+	return c
 }
 
 // parseIPv4Prefix parses a canonical IPv4 CIDR as Hetzner requires for ip_range.
@@ -110,25 +62,17 @@ func parseIPv4Prefix(field, s string) (netip.Prefix, error) {
 }
 
 func (f *Fake) createNetwork(rq *request) (int, any, error) {
-	var req schema.NetworkCreateRequest
-	if err := rq.decode(&req); err != nil {
+	req, err := decodeCreate(rq, f.networkKind(), func(r *schema.NetworkCreateRequest) string { return r.Name })
+	if err != nil {
 		return 0, nil, err
-	}
-	if req.Name == "" {
-		return 0, nil, errInvalid("name", "name is required")
-	}
-	if f.networkByName(req.Name) != nil {
-		return 0, nil, errUniqueness("name")
 	}
 	if _, err := parseIPv4Prefix("ip_range", req.IPRange); err != nil {
 		return 0, nil, err
 	}
-	if req.Labels != nil {
-		if err := checkLabels(*req.Labels); err != nil {
-			return 0, nil, err
-		}
+	if err := checkNewLabels(req.Labels); err != nil {
+		return 0, nil, err
 	}
-	ns := &networkState{n: schema.Network{ID: f.nextID(), Name: req.Name, Created: rq.now.UTC().Truncate(time.Second),
+	ns := &networkState{n: schema.Network{ID: f.nextID(), Name: req.Name, Created: rq.created(),
 		IPRange: req.IPRange, Subnets: []schema.NetworkSubnet{}, Routes: []schema.NetworkRoute{},
 		Labels: labelsOrEmpty(req.Labels), ExposeRoutesToVSwitch: req.ExposeRoutesToVSwitch}}
 	for _, sn := range req.Subnets {

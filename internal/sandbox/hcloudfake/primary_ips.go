@@ -2,7 +2,6 @@ package hcloudfake
 
 import (
 	"fmt"
-	"maps"
 	"net/http"
 	"time"
 
@@ -53,77 +52,59 @@ func (f *Fake) releasePrimaryIPs(ss *serverState) {
 	}
 }
 
-func (f *Fake) servePrimaryIPs(rq *request) (int, any, error) {
-	switch {
-	case len(rq.segs) == 1 && rq.method == http.MethodGet:
-		ip := rq.query.Get("ip")
-		items := make([]schema.PrimaryIP, 0, len(f.primaryIPs))
-		for _, p := range f.primaryIPs {
-			if ip == "" || p.IP == ip {
-				items = append(items, renderPrimaryIP(p))
-			}
-		}
-		out, err := listResponse(rq.query, "primary_ips", items, accessor[schema.PrimaryIP]{
-			id:     func(x schema.PrimaryIP) int64 { return x.ID },
-			name:   func(x schema.PrimaryIP) string { return x.Name },
-			labels: func(x schema.PrimaryIP) map[string]string { return x.Labels },
-		})
-		return http.StatusOK, out, err
-	case len(rq.segs) != 2:
-		return 0, nil, errNoRoute(rq)
+// primaryIPKind is the collection behind /primary_ips, filtered by ?ip=.
+// Primary IPs are created with their servers, never through POST.
+func (f *Fake) primaryIPKind() *collection[*schema.PrimaryIP, schema.PrimaryIP] {
+	return &collection[*schema.PrimaryIP, schema.PrimaryIP]{plural: "primary_ips", single: "primary_ip", noun: "primary ip",
+		items: f.primaryIPs, render: withOwnLabels(primaryIPFields),
+		fields: primaryIPFields,
+		keep:   equalTo("ip", func(p *schema.PrimaryIP) string { return p.IP }),
+		update: f.updatePrimaryIP,
+		remove: f.unassignPrimaryIP,
 	}
-	id, err := rq.idAt(1)
-	if err != nil {
-		return 0, nil, err
-	}
-	pip, ok := f.primaryIPs[id]
-	if !ok {
-		return 0, nil, errNotFound("primary ip", id)
-	}
-	switch rq.method {
-	case http.MethodGet:
-		return http.StatusOK, map[string]any{"primary_ip": renderPrimaryIP(pip)}, nil
-	case http.MethodPut:
-		var req schema.PrimaryIPUpdateRequest
-		if err := rq.decode(&req); err != nil {
-			return 0, nil, err
-		}
-		if req.Name != "" {
-			pip.Name = req.Name
-		}
-		if req.Labels != nil {
-			if err := checkLabels(*req.Labels); err != nil {
-				return 0, nil, err
-			}
-			pip.Labels = maps.Clone(*req.Labels)
-		}
-		if req.AutoDelete != nil {
-			pip.AutoDelete = *req.AutoDelete
-		}
-		return http.StatusOK, map[string]any{"primary_ip": renderPrimaryIP(pip)}, nil
-	case http.MethodDelete:
-		// Hetzner unassigns an assigned primary IP, which needs the server off.
-		if pip.AssigneeID != nil {
-			if ss, ok := f.servers[*pip.AssigneeID]; ok {
-				if ss.s.Status != "off" {
-					return 0, nil, errCode(http.StatusPreconditionFailed, "server_not_stopped",
-						fmt.Sprintf("primary ip %d is assigned to running server %d; power it off first", id, ss.s.ID))
-				}
-				if pip.Type == "ipv4" {
-					ss.s.PublicNet.IPv4 = schema.ServerPublicNetIPv4{}
-				} else {
-					ss.s.PublicNet.IPv6 = schema.ServerPublicNetIPv6{}
-				}
-			}
-		}
-		delete(f.primaryIPs, id)
-		return http.StatusNoContent, nil, nil
-	}
-	return 0, nil, errMethod(rq)
 }
 
-func renderPrimaryIP(p *schema.PrimaryIP) schema.PrimaryIP {
-	out := *p
-	out.Labels = maps.Clone(p.Labels)
-	return out
+// updatePrimaryIP applies PUT /primary_ips/{id}; names need not be unique.
+func (f *Fake) updatePrimaryIP(rq *request, pip *schema.PrimaryIP) error {
+	var req schema.PrimaryIPUpdateRequest
+	if err := rq.decode(&req); err != nil {
+		return err
+	}
+	if req.Name != "" {
+		pip.Name = req.Name
+	}
+	if err := f.primaryIPKind().patch(pip, nil, req.Labels); err != nil {
+		return err
+	}
+	if req.AutoDelete != nil {
+		pip.AutoDelete = *req.AutoDelete
+	}
+	return nil
+}
+
+// unassignPrimaryIP runs before DELETE /primary_ips/{id}: Hetzner unassigns
+// an assigned primary IP, which needs the server off.
+func (f *Fake) unassignPrimaryIP(_ *request, id int64, pip *schema.PrimaryIP) (*action, error) {
+	if pip.AssigneeID == nil {
+		return nil, nil
+	}
+	ss, ok := f.servers[*pip.AssigneeID]
+	if !ok {
+		return nil, nil
+	}
+	if ss.s.Status != "off" {
+		return nil, errCode(http.StatusPreconditionFailed, "server_not_stopped",
+			fmt.Sprintf("primary ip %d is assigned to running server %d; power it off first", id, ss.s.ID))
+	}
+	if pip.Type == "ipv4" {
+		ss.s.PublicNet.IPv4 = schema.ServerPublicNetIPv4{}
+	} else {
+		ss.s.PublicNet.IPv6 = schema.ServerPublicNetIPv6{}
+	}
+	return nil, nil
+}
+
+// primaryIPFields returns the ID, name and labels of a primary IP for its collection.
+func primaryIPFields(x *schema.PrimaryIP) (int64, *string, *map[string]string) {
+	return x.ID, &x.Name, &x.Labels
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -15,35 +14,6 @@ import (
 // maxBody bounds request bodies; Hetzner's largest legitimate body is a
 // server create with 32 KiB of user data.
 const maxBody = 1 << 20
-
-// request is one parsed API request.
-type request struct {
-	method string
-	segs   []string // path segments, e.g. ["servers", "12", "actions", "poweron"]
-	query  url.Values
-	body   []byte
-	now    time.Time
-}
-
-// decode unmarshals the JSON body into v, answering json_error as Hetzner does.
-func (rq *request) decode(v any) error {
-	if len(rq.body) == 0 {
-		return &apiError{status: http.StatusBadRequest, code: "json_error", message: "request body is empty; a JSON object is expected"}
-	}
-	if err := json.Unmarshal(rq.body, v); err != nil {
-		return &apiError{status: http.StatusBadRequest, code: "json_error", message: "invalid JSON in request body: " + err.Error()}
-	}
-	return nil
-}
-
-// idAt parses the numeric ID at path segment i.
-func (rq *request) idAt(i int) (int64, error) {
-	id, err := strconv.ParseInt(rq.segs[i], 10, 64)
-	if err != nil || id <= 0 {
-		return 0, &apiError{status: http.StatusNotFound, code: "not_found", message: fmt.Sprintf("%q is not a valid ID", rq.segs[i])}
-	}
-	return id, nil
-}
 
 // routeTemplate names a route for statistics, numeric segments replaced by {id}.
 func routeTemplate(method, path string) string {
@@ -233,29 +203,27 @@ func (f *Fake) route(rq *request) (int, any, error) {
 	if st, out, err, ok := f.routeActions(rq); ok {
 		return st, out, err
 	}
-	switch rq.segs[0] {
-	case "servers":
-		return f.serveServers(rq)
-	case "networks":
-		return f.serveNetworks(rq)
-	case "firewalls":
-		return f.serveFirewalls(rq)
-	case "load_balancers":
-		return f.serveLoadBalancers(rq)
-	case "placement_groups":
-		return f.servePlacementGroups(rq)
-	case "ssh_keys":
-		return f.serveSSHKeys(rq)
-	case "images":
-		return f.serveImages(rq)
-	case "volumes":
-		return f.serveVolumes(rq)
-	case "primary_ips":
-		return f.servePrimaryIPs(rq)
-	case "server_types", "locations", "datacenters", "load_balancer_types", "pricing":
-		return f.serveCatalog(rq)
+	if serve, ok := f.routes()[rq.segs[0]]; ok {
+		return serve(rq)
 	}
 	return 0, nil, errNoRoute(rq)
+}
+
+// routes maps a path's first segment to the handler of its resource kind.
+func (f *Fake) routes() map[string]func(*request) (int, any, error) {
+	kinds := []interface {
+		serve(*Fake, *request) (int, any, error)
+		path() string
+	}{f.serverKind(), f.networkKind(), f.firewallKind(), f.lbKind(), f.pgKind(), f.sshKeyKind(),
+		f.imageKind(), f.volumeKind(), f.primaryIPKind()}
+	out := map[string]func(*request) (int, any, error){}
+	for _, k := range kinds {
+		out[k.path()] = func(rq *request) (int, any, error) { return k.serve(f, rq) }
+	}
+	for _, seg := range []string{"server_types", "locations", "datacenters", "load_balancer_types", "pricing"} {
+		out[seg] = f.serveCatalog
+	}
+	return out
 }
 
 // encode marshals a response body; nil stays nil (204 No Content).

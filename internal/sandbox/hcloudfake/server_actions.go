@@ -115,9 +115,9 @@ func (f *Fake) serverAction(rq *request, ss *serverState, command string) (int, 
 		if err := rq.decode(&req); err != nil {
 			return 0, nil, err
 		}
-		i := slices.IndexFunc(ss.s.PrivateNet, func(pn schema.ServerPrivateNet) bool { return pn.Network == req.Network })
-		if i < 0 {
-			return 0, nil, errCode(http.StatusNotFound, "not_found", fmt.Sprintf("server %d is not attached to network %d", id, req.Network))
+		i, err := privateNetIndex(ss, req.Network)
+		if err != nil {
+			return 0, nil, err
 		}
 		ss.s.PrivateNet = slices.Delete(ss.s.PrivateNet, i, i+1)
 		refs = append(refs, ref("network", req.Network))
@@ -127,9 +127,9 @@ func (f *Fake) serverAction(rq *request, ss *serverState, command string) (int, 
 		if err := rq.decode(&req); err != nil {
 			return 0, nil, err
 		}
-		i := slices.IndexFunc(ss.s.PrivateNet, func(pn schema.ServerPrivateNet) bool { return pn.Network == req.Network })
-		if i < 0 {
-			return 0, nil, errCode(http.StatusNotFound, "not_found", fmt.Sprintf("server %d is not attached to network %d", id, req.Network))
+		i, err := privateNetIndex(ss, req.Network)
+		if err != nil {
+			return 0, nil, err
 		}
 		old := ss.s.PrivateNet[i].AliasIPs
 		ss.s.PrivateNet[i].AliasIPs = nil // own aliases may be kept
@@ -246,4 +246,13 @@ func osFlavor(img *schema.Image) string {
 		return "unknown"
 	}
 	return strings.ToLower(img.OSFlavor)
+}
+
+// privateNetIndex finds a server's attachment to a network.
+func privateNetIndex(ss *serverState, network int64) (int, error) {
+	i := slices.IndexFunc(ss.s.PrivateNet, func(pn schema.ServerPrivateNet) bool { return pn.Network == network })
+	if i < 0 {
+		return 0, errCode(http.StatusNotFound, "not_found", fmt.Sprintf("server %d is not attached to network %d", ss.s.ID, network))
+	}
+	return i, nil
 }

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"net/http"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud/schema"
@@ -39,78 +38,20 @@ func (ss *serverState) info() ServerInfo {
 	return info
 }
 
-// serveServers serves /servers and /servers/{id}[/actions/{command}].
-func (f *Fake) serveServers(rq *request) (int, any, error) {
-	switch {
-	case len(rq.segs) == 1 && rq.method == http.MethodGet:
-		items := make([]schema.Server, 0, len(f.servers))
-		statuses := rq.query["status"]
-		for _, ss := range f.servers {
-			if len(statuses) == 0 || slices.Contains(statuses, ss.s.Status) {
-				items = append(items, f.renderServer(ss))
-			}
-		}
-		out, err := listResponse(rq.query, "servers", items, accessor[schema.Server]{
-			id:     func(s schema.Server) int64 { return s.ID },
-			name:   func(s schema.Server) string { return s.Name },
-			labels: func(s schema.Server) map[string]string { return s.Labels },
-			field:  func(s schema.Server, _ string) string { return s.Status },
-		})
-		return http.StatusOK, out, err
-	case len(rq.segs) == 1 && rq.method == http.MethodPost:
-		return f.createServer(rq)
-	case len(rq.segs) == 1:
-		return 0, nil, errMethod(rq)
+// serverKind is the collection behind /servers, filtered by ?status= and
+// sortable by status.
+func (f *Fake) serverKind() *collection[*serverState, schema.Server] {
+	c := &collection[*serverState, schema.Server]{plural: "servers", single: "server", noun: "server",
+		items: f.servers, render: f.renderServer, create: f.createServer, action: f.serverAction,
+		fields:    func(x *serverState) (int64, *string, *map[string]string) { return x.s.ID, &x.s.Name, &x.s.Labels },
+		keep:      anyOf("status", func(ss *serverState) string { return ss.s.Status }),
+		sortField: func(ss *serverState, _ string) string { return ss.s.Status },
+		remove: func(rq *request, _ int64, ss *serverState) (*action, error) {
+			return f.deleteServer(ss, rq.now), nil
+		},
 	}
-	id, err := rq.idAt(1)
-	if err != nil {
-		return 0, nil, err
-	}
-	ss, ok := f.servers[id]
-	if !ok {
-		return 0, nil, errNotFound("server", id)
-	}
-	if len(rq.segs) == 4 && rq.segs[2] == "actions" && rq.method == http.MethodPost {
-		return f.serverAction(rq, ss, rq.segs[3])
-	}
-	if len(rq.segs) != 2 {
-		return 0, nil, errNoRoute(rq)
-	}
-	switch rq.method {
-	case http.MethodGet:
-		return http.StatusOK, map[string]any{"server": f.renderServer(ss)}, nil
-	case http.MethodPut:
-		var req schema.ServerUpdateRequest
-		if err := rq.decode(&req); err != nil {
-			return 0, nil, err
-		}
-		if req.Name != "" && req.Name != ss.s.Name {
-			if f.serverByName(req.Name) != nil {
-				return 0, nil, errUniqueness("name")
-			}
-			ss.s.Name = req.Name
-		}
-		if req.Labels != nil {
-			if err := checkLabels(*req.Labels); err != nil {
-				return 0, nil, err
-			}
-			ss.s.Labels = maps.Clone(*req.Labels)
-		}
-		return http.StatusOK, map[string]any{"server": f.renderServer(ss)}, nil
-	case http.MethodDelete:
-		a := f.deleteServer(ss, rq.now)
-		return http.StatusOK, f.actionBody(a, rq.now), nil
-	}
-	return 0, nil, errMethod(rq)
-}
-
-func (f *Fake) serverByName(name string) *serverState {
-	for _, ss := range f.servers {
-		if ss.s.Name == name {
-			return ss
-		}
-	}
-	return nil
+	c.update = patchBy(c, func(r *schema.ServerUpdateRequest) (*string, *map[string]string) { return optName(r.Name), r.Labels })
+	return c
 }
 
 // checkLabels validates label keys and values as Hetzner does (roughly:
@@ -135,15 +76,9 @@ func labelsOrEmpty(p *map[string]string) map[string]string {
 }
 
 func (f *Fake) createServer(rq *request) (int, any, error) {
-	var req schema.ServerCreateRequest
-	if err := rq.decode(&req); err != nil {
+	req, err := decodeCreate(rq, f.serverKind(), func(r *schema.ServerCreateRequest) string { return r.Name })
+	if err != nil {
 		return 0, nil, err
-	}
-	if req.Name == "" {
-		return 0, nil, errInvalid("name", "name is required")
-	}
-	if f.serverByName(req.Name) != nil {
-		return 0, nil, errUniqueness("name")
 	}
 	st, ok := f.cat.serverType(req.ServerType)
 	if !ok {
@@ -174,10 +109,8 @@ func (f *Fake) createServer(rq *request) (int, any, error) {
 		return 0, nil, errInvalid("user_data", fmt.Sprintf("user_data is %d bytes, longer than the 32 KiB (32768 bytes) Hetzner accepts", len(req.UserData)))
 	}
 	var labels map[string]string
-	if req.Labels != nil {
-		if err := checkLabels(*req.Labels); err != nil {
-			return 0, nil, err
-		}
+	if err := checkNewLabels(req.Labels); err != nil {
+		return 0, nil, err
 	}
 	labels = labelsOrEmpty(req.Labels)
 	for _, k := range req.SSHKeys {
@@ -307,13 +240,6 @@ func pubID(pn *schema.ServerCreatePublicNet, family int) int64 {
 		return pn.IPv4ID
 	}
 	return pn.IPv6ID
-}
-
-func idOrNameString(v schema.IDOrName) string {
-	if v.ID != 0 {
-		return strconv.FormatInt(v.ID, 10)
-	}
-	return strconv.Quote(v.Name)
 }
 
 // checkOrderable rejects server types that cannot be ordered in a location.
