@@ -15,14 +15,12 @@ import (
 // engine from the network step in its goroutine and shows a progress tree
 // per step, resource and node, a log pane and the elapsed time.
 type bootstrapScreen struct {
-	c        *common
-	confirm  confirmBox
-	runID    int
+	c       *common
+	confirm confirmBox
+	screenRun
 	prog     progressList
 	started  time.Time
 	finished time.Time
-	result   string // "", "running", "ok", "failed"
-	err      string
 }
 
 func newBootstrap(c *common) *bootstrapScreen { return &bootstrapScreen{c: c} }
@@ -57,35 +55,25 @@ func (s *bootstrapScreen) help() keyHelp {
 }
 
 func (s *bootstrapScreen) update(msg tea.Msg) tea.Cmd {
-	switch msg := msg.(type) {
-	case RunEventMsg:
-		if msg.RunID == s.runID {
-			s.prog.add(msg.Event)
-			if s.started.IsZero() {
-				s.started = msg.Event.Time
-			}
+	if k, ok := msg.(tea.KeyMsg); ok {
+		return s.key(k)
+	}
+	if ev, ok := s.runEvent(msg); ok {
+		s.prog.add(ev)
+		if s.started.IsZero() {
+			s.started = ev.Time
 		}
-	case RunDoneMsg:
-		if msg.RunID == s.runID {
-			s.finished = s.c.now
-			s.result, s.err = "ok", ""
-			if msg.Err != nil {
-				s.result, s.err = "failed", msg.Err.Error()
-			}
-		}
-	case tea.KeyMsg:
-		return s.key(msg)
+	}
+	if s.runDone(msg) {
+		s.finished = s.c.now
 	}
 	return nil
 }
 
 func (s *bootstrapScreen) key(k tea.KeyMsg) tea.Cmd {
 	km := s.c.keys
-	if s.confirm.open {
-		if done, yes := s.confirm.answer(k, km); done && yes {
-			return s.start()
-		}
-		return nil
+	if cmd, took := s.confirm.handle(k, km, s.start); took {
+		return cmd
 	}
 	switch {
 	case (s.result == "ok" || s.result == "" && s.c.deployStatus() == statusDone) && key.Matches(k, km.Enter):
@@ -137,12 +125,10 @@ func (s *bootstrapScreen) start() tea.Cmd {
 	if s.result == "failed" || s.c.stepStatus("network") == "done" {
 		opts = engine.Options{}
 	}
-	run, cmd := s.c.startRun(opts)
-	if run == nil {
-		s.err = "another step is still running; wait for it to finish"
+	cmd := s.startEngine(s.c, opts)
+	if cmd == nil {
 		return nil
 	}
-	s.runID, s.result, s.err = run.id, "running", ""
 	s.prog, s.started, s.finished = progressList{}, time.Time{}, time.Time{}
 	return cmd
 }
@@ -167,7 +153,7 @@ func (s *bootstrapScreen) view() string {
 	case "ok":
 		b.WriteString(st.Good.Render("✓ cluster bootstrapped") + st.Subtle.Render(" in "+el.Round(time.Second).String()) + "\n")
 	case "failed":
-		b.WriteString(st.Bad.Render(wrap("✗ "+s.err, c.width)) + "\n" + st.Subtle.Render("r resumes from the failed step; finished steps are skipped") + "\n")
+		b.WriteString(s.failureView(st, c.width) + st.Subtle.Render("r resumes from the failed step; finished steps are skipped") + "\n")
 	default:
 		if c.deployStatus() == statusDone {
 			b.WriteString(st.Good.Render("✓ the cluster was bootstrapped in an earlier run") + "\n")
@@ -178,9 +164,7 @@ func (s *bootstrapScreen) view() string {
 	if s.confirm.open {
 		b.WriteString(s.confirm.view(st, c.width) + "\n")
 	}
-	if s.err != "" && s.result != "failed" {
-		b.WriteString(st.Warn.Render(s.err) + "\n")
-	}
+	b.WriteString(s.noticeView(st))
 	b.WriteString("\n")
 	avail := c.height - strings.Count(b.String(), "\n")
 	tree := s.prog.treeView(st, c.width, c.now, max(avail*2/3, 3))

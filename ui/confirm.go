@@ -33,6 +33,18 @@ func (b *confirmBox) answer(msg tea.KeyMsg, km KeyMap) (done, yes bool) {
 	return false, false
 }
 
+// handle reads k when the box is open: it reports whether the box took the
+// key and, on a yes, returns the command of onYes.
+func (b *confirmBox) handle(k tea.KeyMsg, km KeyMap, onYes func() tea.Cmd) (tea.Cmd, bool) {
+	if !b.open {
+		return nil, false
+	}
+	if done, yes := b.answer(k, km); done && yes {
+		return onYes(), true
+	}
+	return nil, true
+}
+
 // view renders the open box.
 func (b confirmBox) view(st Styles, width int) string {
 	if !b.open {

@@ -87,9 +87,9 @@ func TestFlowTeatest(t *testing.T) {
 // 120x40.
 func BenchmarkViewPools(b *testing.B) {
 	h, _ := newHarness(b, Options{Width: 120, Height: 40})
-	h.settle()
-	h.run(h.m.goTo(scrPools))
-	h.settle()
+	h.Settle()
+	h.Run(h.m.goTo(scrPools))
+	h.Settle()
 	if h.m.c.estimate == nil {
 		b.Fatal("no estimate")
 	}
@@ -103,9 +103,9 @@ func BenchmarkViewPools(b *testing.B) {
 // the netplan check and the cost estimate, then View.
 func BenchmarkPoolCountKeystroke(b *testing.B) {
 	h, _ := newHarness(b, Options{Width: 120, Height: 40})
-	h.settle()
-	h.run(h.m.goTo(scrPools))
-	h.settle()
+	h.Settle()
+	h.Run(h.m.goTo(scrPools))
+	h.Settle()
 	plus, minus := keyMsg("+"), keyMsg("-")
 	b.ReportAllocs()
 	i := 0

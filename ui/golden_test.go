@@ -23,16 +23,16 @@ func screenSetups() map[string]func(h *harness) {
 	return map[string]func(h *harness){
 		"welcome": func(h *harness) {},
 		"secrets": func(h *harness) {
-			h.key("enter")
-			h.settle()
-			h.key("enter") // look up the token: runs the secrets step
-			h.waitFor("token checked", func() bool { return h.m.screens[scrSecrets].(*secretsScreen).result == "ok" })
-			h.settle()
+			h.Key("enter")
+			h.Settle()
+			h.Key("enter") // look up the token: runs the secrets step
+			h.WaitFor("token checked", func() bool { return h.m.screens[scrSecrets].(*secretsScreen).result == "ok" })
+			h.Settle()
 		},
 		"images": func(h *harness) {
-			h.run(h.m.goTo(scrImages))
-			h.settle()
-			h.key("down", "space") // add iscsi-tools to the control plane
+			h.Run(h.m.goTo(scrImages))
+			h.Settle()
+			h.Key("down", "space") // add iscsi-tools to the control plane
 			img := h.m.screens[scrImages].(*imagesScreen)
 			img.runID, img.result = 99, "running"
 			for _, ev := range []engine.Event{
@@ -40,31 +40,31 @@ func screenSetups() map[string]func(h *harness) {
 				{Step: "images", Kind: engine.KindProgress, Resource: "image/controlPlane-amd64", Message: "writing image", Fraction: 0.5, Bytes: 150 << 20, Total: 300 << 20, Time: t0()},
 				{Step: "images", Kind: engine.KindResource, Resource: "image/worker-amd64", Action: "create", Message: "snapshot 4711", Time: t0()},
 			} {
-				h.send(RunEventMsg{RunID: 99, Event: ev})
+				h.Send(RunEventMsg{RunID: 99, Event: ev})
 			}
 		},
 		"network": func(h *harness) {
-			h.run(h.m.goTo(scrNetwork))
-			h.settle()
+			h.Run(h.m.goTo(scrNetwork))
+			h.Settle()
 			// Make the pods range collide with the network: a finding shows.
-			h.key("tab")
+			h.Key("tab")
 			for range 12 {
-				h.key("backspace")
+				h.Key("backspace")
 			}
 			h.typeText("10.0.0.0/16")
 		},
 		"pools": func(h *harness) {
-			h.run(h.m.goTo(scrPools))
-			h.settle()
-			h.key("a", "+")
+			h.Run(h.m.goTo(scrPools))
+			h.Settle()
+			h.Key("a", "+")
 		},
 		"review": func(h *harness) {
-			h.run(h.m.goTo(scrReview))
-			h.settle()
+			h.Run(h.m.goTo(scrReview))
+			h.Settle()
 		},
 		"bootstrap": func(h *harness) {
 			h.m.c.savedHash = h.m.c.spec.Hash()
-			h.run(h.m.goTo(scrBootstrap))
+			h.Run(h.m.goTo(scrBootstrap))
 			bs := h.m.screens[scrBootstrap].(*bootstrapScreen)
 			bs.runID, bs.result = 98, "running"
 			evs := []engine.Event{
@@ -78,14 +78,14 @@ func screenSetups() map[string]func(h *harness) {
 				{Step: "servers", Kind: engine.KindLog, Message: "waiting for Talos API on 127.0.0.11:50000", Time: t0().Add(65 * time.Second)},
 			}
 			for _, ev := range evs {
-				h.send(RunEventMsg{RunID: 98, Event: ev})
+				h.Send(RunEventMsg{RunID: 98, Event: ev})
 			}
 		},
 		"done": func(h *harness) {
 			for _, s := range deploySteps() {
 				h.m.c.status[s] = engine.StepStatus{Name: s, Status: "done"}
 			}
-			h.run(h.m.goTo(scrDone))
+			h.Run(h.m.goTo(scrDone))
 		},
 	}
 }
@@ -101,7 +101,7 @@ func TestGolden(t *testing.T) {
 					t.Fatal(err)
 				}
 				h, _ := newHarness(t, Options{Width: size[0], Height: size[1]})
-				h.settle()
+				h.Settle()
 				setup(h)
 				out := h.m.View()
 				checkSize(t, out, size[0], size[1])

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,6 +18,7 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/pricing"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/internal/state"
+	"github.com/ohmytalos/ohmytalos/ui/internal/testloop"
 )
 
 // guard notices I/O done from inside Update or View: every backend
@@ -32,9 +32,7 @@ type guard struct {
 }
 
 func (g *guard) io(name string) {
-	buf := make([]byte, 64<<10)
-	stack := string(buf[:runtime.Stack(buf, false)])
-	if strings.Contains(stack, "ui.(*Model).Update") || strings.Contains(stack, "ui.(*Model).View") {
+	if stack, inside := testloop.InUpdateOrView("ui.(*Model)"); inside {
 		g.t.Errorf("%s was called from Update or View: I/O must run in a tea.Cmd\n%s", name, stack)
 	}
 	g.mu.Lock()
@@ -214,18 +212,13 @@ func testBackend(t testing.TB, g *guard) (Backend, []*fakeStep) {
 	return b, fs
 }
 
-// harness drives a root model like bubbletea does: messages go through
-// Update, commands run in goroutines and their messages come back, but
-// the test decides when to process them.
+// harness drives a root model through a testloop.Loop: the test decides
+// when the messages of commands are processed.
 type harness struct {
-	t       testing.TB
-	g       *guard
-	m       *Model
-	msgs    chan tea.Msg
-	done    chan struct{}
-	pending atomic.Int64
-	// quit is set once a command returned tea.QuitMsg.
-	quit atomic.Bool
+	*testloop.Loop
+	t testing.TB
+	g *guard
+	m *Model
 }
 
 func newHarness(t testing.TB, o Options) (*harness, []*fakeStep) {
@@ -237,119 +230,26 @@ func newHarness(t testing.TB, o Options) (*harness, []*fakeStep) {
 
 func newHarnessFor(t testing.TB, g *guard, b Backend, o Options) *harness {
 	o.NoColor = true
-	h := &harness{t: t, g: g, m: newModel(context.Background(), b, o), msgs: make(chan tea.Msg, 256), done: make(chan struct{})}
-	h.m.c.tickEvery = 5 * time.Millisecond // ticks are dropped below: do not wait for them
-	t.Cleanup(func() {
-		h.m.stopRuns()
-		close(h.done)
-	})
-	h.run(h.m.Init())
+	m := newModel(context.Background(), b, o)
+	m.c.tickEvery = 5 * time.Millisecond // ticks are dropped below: do not wait for them
+	h := &harness{Loop: testloop.New(t, m, isTick), t: t, g: g, m: m}
+	t.Cleanup(m.stopRuns)
+	h.Run(m.Init())
 	return h
 }
 
-func (h *harness) run(cmd tea.Cmd) {
-	if cmd == nil {
-		return
-	}
-	h.pending.Add(1)
-	go func() {
-		defer h.pending.Add(-1)
-		h.deliver(cmd())
-	}()
+// isTick says msg is an elapsed-time tick: ticks only repaint.
+func isTick(msg tea.Msg) bool {
+	_, ok := msg.(TickMsg)
+	return ok
 }
 
-func (h *harness) deliver(msg tea.Msg) {
-	switch m := msg.(type) {
-	case nil:
-		return
-	case tea.BatchMsg:
-		for _, c := range m {
-			h.run(c)
-		}
-		return
-	case TickMsg:
-		return // elapsed-time ticks only repaint
-	case tea.QuitMsg:
-		h.quit.Store(true)
-		return
-	}
-	select {
-	case h.msgs <- msg:
-	case <-h.done:
-	}
-}
-
-// send runs msg through Update (and View), guarded against I/O.
-func (h *harness) send(msg tea.Msg) {
-	_, cmd := h.m.Update(msg)
-	_ = h.m.View()
-	h.run(cmd)
-}
-
-// key sends keys by name: "enter", "tab", "ctrl+n", or runes like "+".
-func (h *harness) key(names ...string) {
-	for _, n := range names {
-		h.send(keyMsg(n))
-	}
-}
-
-func keyMsg(n string) tea.KeyMsg {
-	special := map[string]tea.KeyType{
-		"enter": tea.KeyEnter, "tab": tea.KeyTab, "shift+tab": tea.KeyShiftTab, "esc": tea.KeyEsc,
-		"up": tea.KeyUp, "down": tea.KeyDown, "left": tea.KeyLeft, "right": tea.KeyRight,
-		"ctrl+n": tea.KeyCtrlN, "ctrl+p": tea.KeyCtrlP, "ctrl+c": tea.KeyCtrlC, "backspace": tea.KeyBackspace,
-		"space": tea.KeySpace,
-	}
-	if k, ok := special[n]; ok {
-		return tea.KeyMsg{Type: k}
-	}
-	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(n)}
-}
+// keyMsg is the key message of a key name (see testloop.KeyMsg).
+func keyMsg(n string) tea.KeyMsg { return testloop.KeyMsg(n) }
 
 // typeText types a string rune by rune.
 func (h *harness) typeText(s string) {
 	for _, r := range s {
-		h.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
-	}
-}
-
-// settle processes messages until no command is pending.
-func (h *harness) settle() {
-	h.t.Helper()
-	deadline := time.After(5 * time.Second)
-	for {
-		select {
-		case msg := <-h.msgs:
-			h.send(msg)
-			continue
-		default:
-		}
-		if h.pending.Load() == 0 && len(h.msgs) == 0 {
-			return
-		}
-		select {
-		case msg := <-h.msgs:
-			h.send(msg)
-		case <-time.After(2 * time.Millisecond):
-		case <-deadline:
-			h.t.Fatalf("commands still pending after 5s")
-		}
-	}
-}
-
-// waitFor processes messages until cond holds.
-func (h *harness) waitFor(what string, cond func() bool) {
-	h.t.Helper()
-	deadline := time.After(5 * time.Second)
-	for !cond() {
-		select {
-		case msg := <-h.msgs:
-			h.send(msg)
-		case <-time.After(2 * time.Millisecond):
-			// cond may depend on a command's result that is no message
-			// (tea.QuitMsg): look again.
-		case <-deadline:
-			h.t.Fatalf("timed out waiting for %s; screen:\n%s", what, h.m.View())
-		}
+		h.Send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}})
 	}
 }

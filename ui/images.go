@@ -31,10 +31,8 @@ type imagesScreen struct {
 	// not list them.
 	known   []string
 	confirm confirmBox
-	runID   int
-	prog    progressList
-	result  string // "", "running", "ok", "failed"
-	err     string
+	screenRun
+	prog progressList
 }
 
 func newImages(c *common) *imagesScreen {
@@ -154,30 +152,20 @@ func (s *imagesScreen) update(msg tea.Msg) tea.Cmd {
 		}
 		s.exts = slices.Clone(msg.Extensions)
 		sort.Slice(s.exts, func(i, j int) bool { return s.exts[i].Name < s.exts[j].Name })
-	case RunEventMsg:
-		if msg.RunID == s.runID {
-			s.prog.add(msg.Event)
-		}
-	case RunDoneMsg:
-		if msg.RunID == s.runID {
-			s.result, s.err = "ok", ""
-			if msg.Err != nil {
-				s.result, s.err = "failed", msg.Err.Error()
-			}
-		}
 	case tea.KeyMsg:
 		return s.key(msg)
 	}
+	if ev, ok := s.runEvent(msg); ok {
+		s.prog.add(ev)
+	}
+	s.runDone(msg)
 	return nil
 }
 
 func (s *imagesScreen) key(msg tea.KeyMsg) tea.Cmd {
 	km := s.c.keys
-	if s.confirm.open {
-		if done, yes := s.confirm.answer(msg, km); done && yes {
-			return s.build()
-		}
-		return nil
+	if cmd, took := s.confirm.handle(msg, km, s.build); took {
+		return cmd
 	}
 	opts := s.options()
 	switch {
@@ -191,11 +179,8 @@ func (s *imagesScreen) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, km.Toggle) && len(opts) > 0 && s.result != "running":
 		s.toggle(opts[min(s.cursor, len(opts)-1)])
 	case key.Matches(msg, km.Enter):
-		switch s.result {
-		case "ok":
-			return navCmd(scrNetwork)
-		case "running":
-			return nil
+		if cmd, handled := s.enterKey(scrNetwork); handled {
+			return cmd
 		}
 		imgs := neededImages(s.c.spec)
 		names := make([]string, len(imgs))
@@ -229,13 +214,10 @@ func (s *imagesScreen) toggle(name string) {
 
 // build runs the images step alone.
 func (s *imagesScreen) build() tea.Cmd {
-	run, cmd := s.c.startRun(engine.Options{Only: "images"})
-	if run == nil {
-		s.err = "another step is still running; wait for it to finish"
-		return nil
+	cmd := s.startEngine(s.c, engine.Options{Only: "images"})
+	if cmd != nil {
+		s.prog = progressList{}
 	}
-	s.runID, s.result, s.err = run.id, "running", ""
-	s.prog = progressList{}
 	return cmd
 }
 
@@ -322,11 +304,9 @@ func (s *imagesScreen) progressView() string {
 	case "ok":
 		b.WriteString(st.Good.Render("✓ snapshots ready") + "\n")
 	case "failed":
-		b.WriteString(st.Bad.Render(wrap("✗ "+s.err, s.c.width)) + "\n")
+		b.WriteString(s.failureView(st, s.c.width))
 	}
-	if s.err != "" && s.result != "failed" {
-		b.WriteString(st.Warn.Render(s.err) + "\n")
-	}
+	b.WriteString(s.noticeView(st))
 	b.WriteString(s.prog.view(st, s.c.width))
 	return b.String()
 }

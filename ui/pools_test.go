@@ -14,7 +14,7 @@ func TestPoolCountChangesCost(t *testing.T) {
 	}
 	mustContain(t, h.m.View(), before.MonthlyNet.Format(2))
 
-	h.key("down", "+") // the worker pool: 2 -> 3 servers
+	h.Key("down", "+") // the worker pool: 2 -> 3 servers
 	if got := h.m.c.spec.Pools[0].Count; got != 3 {
 		t.Fatalf("worker count = %d, want 3", got)
 	}
@@ -30,7 +30,7 @@ func TestPoolCountChangesCost(t *testing.T) {
 		t.Errorf("the old total is still shown:\n%s", view)
 	}
 
-	h.key("-", "-", "-") // 3 -> 1, then refuses 0
+	h.Key("-", "-", "-") // 3 -> 1, then refuses 0
 	if got := h.m.c.spec.Pools[0].Count; got != 1 {
 		t.Errorf("worker count = %d, want 1 (never below one)", got)
 	}
@@ -40,7 +40,7 @@ func TestPoolCountChangesCost(t *testing.T) {
 func TestPoolsAddEditRemove(t *testing.T) {
 	h, _ := newHarness(t, Options{Width: 80, Height: 24})
 	h.open(scrPools)
-	h.key("a")
+	h.Key("a")
 	sp := h.m.c.spec
 	if len(sp.Pools) != 2 {
 		t.Fatalf("pools = %d after add, want 2", len(sp.Pools))
@@ -54,21 +54,21 @@ func TestPoolsAddEditRemove(t *testing.T) {
 	}
 
 	// Edit: rename to storage, 4 servers, 100 GB volume.
-	h.key("e")
+	h.Key("e")
 	if !h.m.screens[scrPools].capturing() {
 		t.Fatal("the edit form does not capture keys")
 	}
 	for range 10 {
-		h.key("backspace")
+		h.Key("backspace")
 	}
 	h.typeText("storage")
-	h.key("tab")
-	h.key("backspace")
+	h.Key("tab")
+	h.Key("backspace")
 	h.typeText("4")
-	h.key("tab", "tab")
-	h.key("backspace")
+	h.Key("tab", "tab")
+	h.Key("backspace")
 	h.typeText("100")
-	h.key("enter")
+	h.Key("enter")
 	p := h.m.c.spec.Pools[1]
 	if p.Name != "storage" || p.Count != 4 || p.VolumeSize != 100 {
 		t.Errorf("edited pool = %+v, want storage x4 with 100 GB", p)
@@ -78,25 +78,25 @@ func TestPoolsAddEditRemove(t *testing.T) {
 	}
 
 	// Remove asks first; n keeps it, y removes it.
-	h.key("d")
+	h.Key("d")
 	mustContain(t, h.m.View(), "Remove pool \"storage\"")
-	h.key("n")
+	h.Key("n")
 	if len(h.m.c.spec.Pools) != 2 {
 		t.Fatal("answering no removed the pool")
 	}
-	h.key("d", "y")
+	h.Key("d", "y")
 	if len(h.m.c.spec.Pools) != 1 || h.m.c.spec.Pools[0].Name != "worker" {
 		t.Errorf("pools after remove = %+v", h.m.c.spec.Pools)
 	}
 	// The control plane cannot be removed.
-	h.key("up", "up", "d")
+	h.Key("up", "up", "d")
 	mustContain(t, h.m.View(), "cannot be removed")
 }
 
 func TestTypePicker(t *testing.T) {
 	h, _ := newHarness(t, Options{Width: 120, Height: 40})
 	h.open(scrPools)
-	h.key("down", "t")
+	h.Key("down", "t")
 	view := h.m.View()
 	mustContain(t, view, "server type in nbg1", "cpx42", "19.49")
 	pk := h.m.screens[scrPools].(*poolsScreen).picker
@@ -106,7 +106,7 @@ func TestTypePicker(t *testing.T) {
 				pk.cursor = i
 			}
 		}
-		h.key("enter")
+		h.Key("enter")
 	}
 	pick("cpx21") // not orderable in nbg1 in the offline catalog
 	if h.m.c.spec.Pools[0].ServerType != "cpx32" {

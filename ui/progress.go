@@ -192,9 +192,9 @@ func (r *resourceProgress) view(st Styles, width int) string {
 	}
 	if r.bytes > 0 {
 		if r.total > 0 {
-			parts = append(parts, st.Subtle.Render(humanBytes(r.bytes)+"/"+humanBytes(r.total)))
+			parts = append(parts, st.Subtle.Render(engine.HumanBytes(r.bytes)+"/"+engine.HumanBytes(r.total)))
 		} else {
-			parts = append(parts, st.Subtle.Render(humanBytes(r.bytes)))
+			parts = append(parts, st.Subtle.Render(engine.HumanBytes(r.bytes)))
 		}
 	}
 	return strings.Join(parts, " ")
@@ -205,18 +205,4 @@ func bar(f float64, width int) string {
 	f = min(max(f, 0), 1)
 	n := int(f*float64(width) + 0.5)
 	return strings.Repeat("█", n) + strings.Repeat("░", width-n)
-}
-
-// humanBytes formats a byte count in binary units.
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }

@@ -28,10 +28,8 @@ type secretsScreen struct {
 	provider int
 	inputs   []textinput.Model // ref, field, server URL
 	focus    int               // 0 provider, 1.. inputs
-	runID    int
-	log      []engine.Event
-	result   string // "", "ok", "failed"
-	err      string
+	screenRun
+	log []engine.Event
 }
 
 func newSecrets(c *common) *secretsScreen {
@@ -70,21 +68,13 @@ func (s *secretsScreen) help() keyHelp {
 }
 
 func (s *secretsScreen) update(msg tea.Msg) tea.Cmd {
-	switch msg := msg.(type) {
-	case RunEventMsg:
-		if msg.RunID == s.runID {
-			s.log = append(s.log, msg.Event)
-		}
-	case RunDoneMsg:
-		if msg.RunID == s.runID {
-			s.result, s.err = "ok", ""
-			if msg.Err != nil {
-				s.result, s.err = "failed", msg.Err.Error()
-			}
-		}
-	case tea.KeyMsg:
-		return s.key(msg)
+	if k, ok := msg.(tea.KeyMsg); ok {
+		return s.key(k)
 	}
+	if ev, ok := s.runEvent(msg); ok {
+		s.log = append(s.log, ev)
+	}
+	s.runDone(msg)
 	return nil
 }
 
@@ -92,11 +82,8 @@ func (s *secretsScreen) key(msg tea.KeyMsg) tea.Cmd {
 	km := s.c.keys
 	switch {
 	case key.Matches(msg, km.Enter):
-		switch s.result {
-		case "ok":
-			return navCmd(scrImages)
-		case "running":
-			return nil
+		if cmd, handled := s.enterKey(scrImages); handled {
+			return cmd
 		}
 		return s.check()
 	case key.Matches(msg, km.Tab):
@@ -156,12 +143,10 @@ func (s *secretsScreen) check() tea.Cmd {
 		s.result, s.err = "failed", "the reference is empty: type the "+secretProviders()[s.provider][1]
 		return nil
 	}
-	run, cmd := s.c.startRun(engine.Options{Only: "secrets"})
-	if run == nil {
-		s.err = "another step is still running; wait for it to finish"
-		return nil
+	cmd := s.startEngine(s.c, engine.Options{Only: "secrets"})
+	if cmd != nil {
+		s.log = nil
 	}
-	s.runID, s.log, s.result, s.err = run.id, nil, "running", ""
 	return cmd
 }
 
@@ -199,7 +184,7 @@ func (s *secretsScreen) view() string {
 	case "ok":
 		b.WriteString(st.Good.Render("✓ token found and checked") + "  " + st.Subtle.Render(fmt.Sprintf("%s:%s = ", ref.Provider, ref.Ref)) + "••••••••••••" + "\n")
 	case "failed":
-		b.WriteString(st.Bad.Render(wrap("✗ "+s.err, c.width)) + "\n")
+		b.WriteString(s.failureView(st, c.width))
 	}
 	for _, ev := range s.log {
 		if ev.Kind == engine.KindStarted {

@@ -18,9 +18,9 @@ import (
 // open brings the harness to a screen and settles.
 func (h *harness) open(id screenID) {
 	h.t.Helper()
-	h.settle()
-	h.run(h.m.goTo(id))
-	h.settle()
+	h.Settle()
+	h.Run(h.m.goTo(id))
+	h.Settle()
 	if h.m.active != id {
 		h.t.Fatalf("screen %s did not open (active: %s)", id, h.m.active)
 	}
@@ -41,9 +41,9 @@ func TestNetworkFindingsOnEveryKeystroke(t *testing.T) {
 	if n := len(h.m.c.findings); n != 0 {
 		t.Fatalf("default layout has findings: %v", h.m.c.findings)
 	}
-	h.key("tab") // pods
+	h.Key("tab") // pods
 	for range len("10.42.0.0/16") {
-		h.key("backspace")
+		h.Key("backspace")
 	}
 	if len(h.m.c.findingsFor("network.pods")) == 0 {
 		t.Error("an empty pod range has no finding")
@@ -52,7 +52,7 @@ func TestNetworkFindingsOnEveryKeystroke(t *testing.T) {
 	mustContain(t, h.m.View(), "✗ the pod range 10.0.0.0/16 overlaps")
 	// Fix it one keystroke at a time: the finding goes away at the end.
 	for range len("0.0.0/16") {
-		h.key("backspace")
+		h.Key("backspace")
 	}
 	h.typeText("42.0.0/16")
 	if fs := h.m.c.findingsFor("network.pods"); len(fs) != 0 {
@@ -62,20 +62,20 @@ func TestNetworkFindingsOnEveryKeystroke(t *testing.T) {
 		t.Errorf("spec pods = %q", h.m.c.spec.Network.Pods)
 	}
 	// A VIP outside the control-plane subnet is flagged beside its field.
-	h.key("tab", "tab", "tab")
-	h.key("backspace", "backspace", "backspace")
+	h.Key("tab", "tab", "tab")
+	h.Key("backspace", "backspace", "backspace")
 	h.typeText("0")
-	h.key("backspace")
+	h.Key("backspace")
 	for range len("10.0.1.") {
-		h.key("backspace")
+		h.Key("backspace")
 	}
 	h.typeText("10.0.9.5")
 	if len(h.m.c.findingsFor("controlPlane.vip")) == 0 {
 		t.Errorf("VIP 10.0.9.5 outside 10.0.1.0/24 has no finding; spec VIP %q", h.m.c.spec.ControlPlane.VIP)
 	}
 	// enter on the last field refuses to continue with errors.
-	h.key("enter")
-	h.settle()
+	h.Key("enter")
+	h.Settle()
 	if h.m.active != scrNetwork {
 		t.Error("the wizard moved on with network errors")
 	}
@@ -84,14 +84,14 @@ func TestNetworkFindingsOnEveryKeystroke(t *testing.T) {
 
 func TestSecretsRunsOnlySecretsStep(t *testing.T) {
 	h, _ := newHarness(t, Options{Width: 80, Height: 24})
-	h.key("enter") // welcome -> secrets
-	h.settle()
+	h.Key("enter") // welcome -> secrets
+	h.Settle()
 	if h.m.active != scrSecrets {
 		t.Fatalf("active = %s, want secrets", h.m.active)
 	}
-	h.key("enter")
-	h.waitFor("secrets result", func() bool { return h.m.screens[scrSecrets].(*secretsScreen).result == "ok" })
-	h.settle()
+	h.Key("enter")
+	h.WaitFor("secrets result", func() bool { return h.m.screens[scrSecrets].(*secretsScreen).result == "ok" })
+	h.Settle()
 	if h.g.count("apply secrets") != 1 || h.g.count("apply images") != 0 || h.g.count("apply network") != 0 {
 		t.Errorf("calls = %v, want only the secrets step", h.g.calls)
 	}
@@ -103,7 +103,7 @@ func TestSecretsRunsOnlySecretsStep(t *testing.T) {
 	}
 	// Changing the provider asks for a new check; enter continues only
 	// after it.
-	h.key("right")
+	h.Key("right")
 	if h.m.c.spec.Secrets.HCloudToken.Provider != "bw" {
 		t.Errorf("provider = %s, want bw", h.m.c.spec.Secrets.HCloudToken.Provider)
 	}
@@ -121,26 +121,26 @@ func TestImagesSchematicIDsAndConfirm(t *testing.T) {
 		t.Fatalf("control plane ID = %s, want %s", img.ids["controlPlane"], want)
 	}
 	mustContain(t, h.m.View(), want, "siderolabs/qemu-guest-agent", "QEMU guest agent")
-	h.key("down", "space") // qemu-guest-agent after tailscale
+	h.Key("down", "space") // qemu-guest-agent after tailscale
 	want2, _ := factory.New([]string{"siderolabs/tailscale", "siderolabs/qemu-guest-agent"}, nil).ID()
 	if img.ids["controlPlane"] != want2 || !strings.Contains(h.m.View(), want2) {
 		t.Errorf("ID after toggling = %s, want %s", img.ids["controlPlane"], want2)
 	}
-	h.key("space") // and off again
+	h.Key("space") // and off again
 	if img.ids["controlPlane"] != want {
 		t.Errorf("ID after toggling back = %s", img.ids["controlPlane"])
 	}
 
-	h.key("enter")
+	h.Key("enter")
 	mustContain(t, h.m.View(), "Build 2 Talos snapshot(s)", "controlPlane-amd64, worker-amd64")
-	h.key("n")
-	h.settle()
+	h.Key("n")
+	h.Settle()
 	if h.g.count("apply images") != 0 {
 		t.Fatal("images were built without confirmation")
 	}
-	h.key("enter", "y")
-	h.waitFor("images built", func() bool { return img.result == "ok" })
-	h.settle()
+	h.Key("enter", "y")
+	h.WaitFor("images built", func() bool { return img.result == "ok" })
+	h.Settle()
 	if h.g.count("apply images") != 1 || h.g.count("apply secrets") != 0 {
 		t.Errorf("calls = %v, want only the images step", h.g.calls)
 	}
@@ -150,20 +150,20 @@ func TestImagesSchematicIDsAndConfirm(t *testing.T) {
 func TestReviewWritesSpecOnConfirm(t *testing.T) {
 	h, _ := newHarness(t, Options{Width: 80, Height: 24})
 	h.open(scrPools)
-	h.key("down", "+")
+	h.Key("down", "+")
 	h.open(scrReview)
 	mustContain(t, h.m.View(), "images     2 to create")
 	// Bootstrap is gated until the spec is written.
-	h.key("ctrl+n")
-	h.settle()
+	h.Key("ctrl+n")
+	h.Settle()
 	if h.m.active != scrReview {
 		t.Fatal("bootstrap opened before the spec was saved")
 	}
 	mustContain(t, h.m.View(), "bootstrap: save the spec")
-	h.key("s")
+	h.Key("s")
 	mustContain(t, h.m.View(), "Write the spec to ohmytalos.yaml?")
-	h.key("y")
-	h.settle()
+	h.Key("y")
+	h.Settle()
 	mustContain(t, h.m.View(), "spec written to ohmytalos.yaml")
 	got, err := spec.Load("ohmytalos.yaml")
 	if err != nil {
@@ -172,14 +172,14 @@ func TestReviewWritesSpecOnConfirm(t *testing.T) {
 	if got.Pools[0].Count != 3 || got.Hash() != h.m.c.spec.Hash() {
 		t.Errorf("written spec differs from the edited one: %+v", got.Pools)
 	}
-	h.key("enter")
-	h.settle()
+	h.Key("enter")
+	h.Settle()
 	if h.m.active != scrBootstrap {
 		t.Errorf("active = %s after enter on a saved review, want bootstrap", h.m.active)
 	}
 	// Editing after saving makes the file stale again.
 	h.open(scrPools)
-	h.key("+")
+	h.Key("+")
 	if h.m.c.isSaved() {
 		t.Error("the spec counts as saved after an edit")
 	}
@@ -191,11 +191,11 @@ func TestBootstrapFailureAndResume(t *testing.T) {
 	h.m.c.savedHash = h.m.c.spec.Hash()
 	h.open(scrBootstrap)
 	bs := h.m.screens[scrBootstrap].(*bootstrapScreen)
-	h.key("enter")
+	h.Key("enter")
 	mustContain(t, h.m.View(), "Create 5 servers", "in the sandbox")
-	h.key("y")
-	h.waitFor("failure", func() bool { return bs.result == "failed" })
-	h.settle()
+	h.Key("y")
+	h.WaitFor("failure", func() bool { return bs.result == "failed" })
+	h.Settle()
 	view := h.m.View()
 	mustContain(t, view, "not orderable in nbg1", "✓ network", "✗ servers")
 	if got := h.m.sidebarStatus(scrBootstrap); got != statusCurrent || h.m.deployStatus() != statusFailed {
@@ -204,11 +204,11 @@ func TestBootstrapFailureAndResume(t *testing.T) {
 	if h.m.c.stepStatus("servers") != "failed" {
 		t.Errorf("servers status = %s", h.m.c.stepStatus("servers"))
 	}
-	h.key("r")
+	h.Key("r")
 	mustContain(t, h.m.View(), "Resume creating")
-	h.key("y")
-	h.waitFor("success", func() bool { return bs.result == "ok" })
-	h.settle()
+	h.Key("y")
+	h.WaitFor("success", func() bool { return bs.result == "ok" })
+	h.Settle()
 	if n := h.g.count("apply network"); n != 1 {
 		t.Errorf("network applied %d times, want 1 (done steps are skipped on resume)", n)
 	}
@@ -222,8 +222,8 @@ func TestBootstrapFailureAndResume(t *testing.T) {
 		}
 	}
 	mustContain(t, h.m.View(), "cluster bootstrapped", "etcd is healthy")
-	h.key("enter")
-	h.settle()
+	h.Key("enter")
+	h.Settle()
 	if h.m.active != scrDone {
 		t.Errorf("active = %s, want done", h.m.active)
 	}
@@ -242,7 +242,7 @@ func TestResumeOpensFirstUnfinishedStep(t *testing.T) {
 	// spec still count as done in the wizard (apply decides on reruns).
 	b.Env.Spec.Pools[0].Count = 5
 	h := newHarnessFor(t, g, b, Options{Width: 80, Height: 24})
-	h.settle()
+	h.Settle()
 	if h.m.active != scrNetwork {
 		t.Fatalf("resumed at %s, want network", h.m.active)
 	}
@@ -256,15 +256,15 @@ func TestResumeOpensFirstUnfinishedStep(t *testing.T) {
 func TestQuitDuringRunWaitsForCheckpoint(t *testing.T) {
 	h, _ := newHarness(t, Options{Width: 80, Height: 24})
 	h.open(scrSecrets)
-	h.key("enter")
+	h.Key("enter")
 	if h.m.c.running == nil {
 		t.Fatal("no run started")
 	}
-	h.send(keyMsg("ctrl+c"))
+	h.Send(keyMsg("ctrl+c"))
 	if !h.m.stopping {
 		t.Fatal("ctrl+c during a run did not start stopping")
 	}
-	h.waitFor("quit", h.quit.Load)
+	h.WaitFor("quit", h.Quit)
 	if h.m.c.running != nil {
 		t.Error("the wizard quit before the engine returned")
 	}
@@ -277,15 +277,15 @@ func TestResizeAndHelp(t *testing.T) {
 	h, _ := newHarness(t, Options{Width: 80, Height: 24})
 	h.open(scrPools)
 	for _, size := range [][2]int{{200, 60}, {80, 24}, {100, 30}} {
-		h.send(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+		h.Send(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
 		checkSize(t, h.m.View(), size[0], size[1])
 	}
-	h.send(tea.WindowSizeMsg{Width: 200, Height: 60})
+	h.Send(tea.WindowSizeMsg{Width: 200, Height: 60})
 	mustContain(t, h.m.View(), "3 × cpx22 server") // detail rows at large sizes
-	h.key("?")
+	h.Key("?")
 	mustContain(t, h.m.View(), "log: .ohmytalos/ohmytalos.log", "previous step", "volume +10 GB")
 	checkSize(t, h.m.View(), 200, 60)
-	h.send(tea.WindowSizeMsg{Width: 40, Height: 10})
+	h.Send(tea.WindowSizeMsg{Width: 40, Height: 10})
 	mustContain(t, h.m.View(), "at least 80x24")
 }
 
@@ -312,7 +312,7 @@ func TestCatalogErrorShown(t *testing.T) {
 	h := newHarnessFor(t, g, b, Options{Width: 80, Height: 24})
 	h.open(scrPools)
 	mustContain(t, h.m.View(), "prices unavailable", "GET /pricing: 401")
-	h.key("t")
+	h.Key("t")
 	mustContain(t, h.m.View(), "prices are not loaded yet")
 }
 
@@ -339,8 +339,8 @@ func TestReviewBlocksSaveWithProblems(t *testing.T) {
 	if n := strings.Count(view, "network.pods: the pod range 10.0.0.0/16 overlaps the subnet of pool control plane"); n != 1 {
 		t.Errorf("the pods problem is shown %d times, want once:\n%s", n, view)
 	}
-	h.key("s")
-	h.settle()
+	h.Key("s")
+	h.Settle()
 	mustContain(t, h.m.View(), "fix them on the earlier screens first")
 	if _, err := os.Stat("ohmytalos.yaml"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a spec with problems was written (stat: %v)", err)
@@ -357,7 +357,7 @@ func TestImagesWithoutExtensionList(t *testing.T) {
 	h.open(scrImages)
 	mustContain(t, h.m.View(), "extensions unavailable: factory https://factory.talos.dev is unreachable", "[x] siderolabs/tailscale")
 	// The schematic's own extensions stay editable.
-	h.key("space")
+	h.Key("space")
 	if n := len(h.m.c.spec.Schematics.ControlPlane.Extensions); n != 0 {
 		t.Errorf("control plane extensions = %d after toggling tailscale off", n)
 	}
@@ -373,7 +373,7 @@ func TestRealModeHasNoSandboxLabels(t *testing.T) {
 	b, _ := testBackend(t, g)
 	b.Sandbox = false
 	h := newHarnessFor(t, g, b, Options{Width: 120, Height: 40})
-	h.settle()
+	h.Settle()
 	view := h.m.View()
 	mustContain(t, view, "48.04 EUR/month net")
 	for _, bad := range []string{"SANDBOX", "fake", "if real"} {
@@ -383,6 +383,6 @@ func TestRealModeHasNoSandboxLabels(t *testing.T) {
 	}
 	h.m.c.savedHash = h.m.c.spec.Hash()
 	h.open(scrBootstrap)
-	h.key("enter")
+	h.Key("enter")
 	mustContain(t, h.m.View(), "on Hetzner Cloud", "billed by the hour")
 }

@@ -95,24 +95,24 @@ func TestInitSandboxInTmux(t *testing.T) {
 		}
 	}
 	s.keys("Enter")
-	s.waitFor("Hetzner Cloud API token", 10*time.Second)
+	s.waitFor("Hetzner Cloud API token", 30*time.Second)
 	s.keys("Enter")
 	scr = s.waitFor("token found and checked", 30*time.Second)
 	if regexp.MustCompile(`[0-9a-f]{64}`).MatchString(scr) {
 		t.Errorf("the sandbox's 64-character token is on screen:\n%s", scr)
 	}
 	s.keys("Enter")
-	s.waitFor("Talos images", 10*time.Second)
-	s.waitFor("siderolabs/tailscale", 10*time.Second)
+	s.waitFor("Talos images", 30*time.Second)
+	s.waitFor("siderolabs/tailscale", 30*time.Second)
 	s.keys("Enter")
-	s.waitFor("y yes", 10*time.Second)
+	s.waitFor("y yes", 30*time.Second)
 	s.keys("y")
 	s.waitFor("snapshots ready", 90*time.Second)
 	s.keys("Enter")
-	s.waitFor("Network layout", 10*time.Second)
+	s.waitFor("Network layout", 30*time.Second)
 	s.keys("C-n")
-	scr = s.waitFor("Node pools", 10*time.Second)
-	scr = s.waitFor("total EUR/month", 20*time.Second)
+	scr = s.waitFor("Node pools", 30*time.Second)
+	scr = s.waitFor("total EUR/month", 60*time.Second)
 	before := total(t, scr)
 	s.keys("Down", "+")
 	deadline := time.Now().Add(10 * time.Second)
@@ -126,16 +126,16 @@ func TestInitSandboxInTmux(t *testing.T) {
 	}
 	t.Logf("monthly cost %.2f -> %.2f EUR after one more worker", before, after)
 	s.keys("Enter")
-	s.waitFor("what apply will do", 20*time.Second)
-	s.waitFor("s save spec", 20*time.Second)
+	s.waitFor("what apply will do", 60*time.Second)
+	s.waitFor("s save spec", 60*time.Second)
 	s.keys("s")
-	s.waitFor("y yes", 10*time.Second)
+	s.waitFor("y yes", 30*time.Second)
 	s.keys("y")
-	s.waitFor("go to bootstrap", 10*time.Second)
+	s.waitFor("go to bootstrap", 30*time.Second)
 	s.keys("Enter")
-	s.waitFor("create the cluster", 10*time.Second)
+	s.waitFor("create the cluster", 30*time.Second)
 	s.keys("Enter")
-	s.waitFor("y yes", 10*time.Second)
+	s.waitFor("y yes", 30*time.Second)
 	s.keys("y")
 	scr = s.waitFor("cluster bootstrapped", 180*time.Second)
 	for _, want := range []string{"✓ servers", "✓ bootstrap"} {
@@ -144,7 +144,7 @@ func TestInitSandboxInTmux(t *testing.T) {
 		}
 	}
 	s.keys("Enter")
-	scr = s.waitFor("is up", 10*time.Second)
+	scr = s.waitFor("is up", 30*time.Second)
 	if !strings.Contains(scr, "kubeconfig") {
 		t.Errorf("done screen does not say where the kubeconfig is:\n%s", scr)
 	}
@@ -157,9 +157,9 @@ func TestInitSandboxInTmux(t *testing.T) {
 		}
 	}
 	s.keys("q")
-	s.waitFor("is up", 10*time.Second)
+	s.waitFor("is up", 30*time.Second)
 	s.keys("Enter")
-	s.waitFor("EXITED 0", 20*time.Second)
+	s.waitFor("EXITED 0", 60*time.Second)
 
 	b, err := os.ReadFile(filepath.Join(work, "ohmytalos.yaml"))
 	if err != nil {

@@ -34,7 +34,7 @@ func PlainRenderer(w io.Writer) func(Event) {
 				line += fmt.Sprintf(" %3.0f%%", ev.Fraction*100)
 			}
 			if ev.Bytes > 0 {
-				line += fmt.Sprintf(" %s", humanBytes(ev.Bytes))
+				line += fmt.Sprintf(" %s", HumanBytes(ev.Bytes))
 			}
 		case KindFailed:
 			line = fmt.Sprintf("FAILED: %s", ev.Error)
@@ -60,7 +60,10 @@ func JSONRenderer(w io.Writer) func(Event) {
 	}
 }
 
-func humanBytes(n int64) string {
+// HumanBytes formats a byte count in binary units (1023 B, 1.5 KiB,
+// 2.0 MiB): the one formatting of sizes shared by the plain renderer and
+// the wizard's progress rows.
+func HumanBytes(n int64) string {
 	const unit = 1024
 	if n < unit {
 		return fmt.Sprintf("%d B", n)

@@ -22,7 +22,7 @@ func frames() map[string]struct {
 	}
 	return map[string]frame{
 		"running": {block: []string{"vip-claimed", "mtu"}, setup: func(h *harness) {
-			h.waitFor("10 results", func() bool { return h.doneCount() == 10 })
+			h.WaitFor("10 results", func() bool { return h.doneCount() == 10 })
 		}},
 		"done": {setup: func(h *harness) {
 			h.idle()
@@ -31,17 +31,17 @@ func frames() map[string]struct {
 		"detail_fail": {setup: func(h *harness) {
 			h.idle()
 			h.selectRow("lb-targets")
-			h.key("enter")
+			h.Key("enter")
 		}},
 		"detail_skip": {setup: func(h *harness) {
 			h.idle()
 			h.selectRow("provider-id")
-			h.key("enter")
+			h.Key("enter")
 		}},
 		"detail_running": {block: []string{"mtu"}, setup: func(h *harness) {
-			h.waitFor("11 results", func() bool { return h.doneCount() == 11 })
+			h.WaitFor("11 results", func() bool { return h.doneCount() == 11 })
 			h.selectRow("mtu")
-			h.key("enter")
+			h.Key("enter")
 		}},
 	}
 }

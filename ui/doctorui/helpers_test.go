@@ -3,7 +3,6 @@ package doctorui
 import (
 	"context"
 	"io"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -16,6 +15,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/ohmytalos/ohmytalos/internal/doctor"
+	"github.com/ohmytalos/ohmytalos/ui/internal/testloop"
 )
 
 // fakeRun stands in for doctor.Run: it reports preset results in registry
@@ -43,9 +43,7 @@ func newFakeRun(t testing.TB, block ...string) *fakeRun {
 }
 
 func (f *fakeRun) run(ctx context.Context, ids []string, report func(doctor.Result)) []doctor.Result {
-	buf := make([]byte, 64<<10)
-	stack := string(buf[:runtime.Stack(buf, false)])
-	if strings.Contains(stack, "doctorui.(*Model).Update") || strings.Contains(stack, "doctorui.(*Model).View") {
+	if stack, inside := testloop.InUpdateOrView("doctorui.(*Model)"); inside {
 		f.t.Errorf("checks ran inside Update or View: they must run in a tea.Cmd\n%s", stack)
 	}
 	f.mu.Lock()
@@ -115,15 +113,13 @@ func sampleResults() map[string]doctor.Result {
 	}
 }
 
-// harness drives a model like bubbletea does: Update's commands run in
-// goroutines and their messages come back through a channel, processed when
-// the test says. Spinner ticks are dropped so frames stay deterministic.
+// harness drives a model through a testloop.Loop: the test decides when
+// the messages of commands are processed. Spinner ticks are dropped so
+// frames stay deterministic.
 type harness struct {
-	t    testing.TB
-	m    *Model
-	msgs chan tea.Msg
-	done chan struct{}
-	quit atomic.Bool
+	*testloop.Loop
+	t testing.TB
+	m *Model
 }
 
 func testRenderer(p termenv.Profile) *lipgloss.Renderer {
@@ -138,78 +134,21 @@ func newHarness(t testing.TB, f *fakeRun, o Options) *harness {
 }
 
 func newHarnessProfile(t testing.TB, f *fakeRun, o Options, p termenv.Profile) *harness {
-	h := &harness{t: t, m: newModel(context.Background(), f.run, f.checks, o, testRenderer(p)),
-		msgs: make(chan tea.Msg, 256), done: make(chan struct{})}
-	t.Cleanup(func() {
-		h.m.stop()
-		close(h.done)
-	})
-	h.run(h.m.Init())
+	return newHarnessModel(t, newModel(context.Background(), f.run, f.checks, o, testRenderer(p)))
+}
+
+// newHarnessModel starts the loop of m, stopping m when the test ends.
+func newHarnessModel(t testing.TB, m *Model) *harness {
+	h := &harness{Loop: testloop.New(t, m, isSpinnerTick), t: t, m: m}
+	t.Cleanup(m.stop)
+	h.Run(m.Init())
 	return h
 }
 
-func (h *harness) run(cmd tea.Cmd) {
-	if cmd == nil {
-		return
-	}
-	go func() { h.deliver(cmd()) }()
-}
-
-func (h *harness) deliver(msg tea.Msg) {
-	switch m := msg.(type) {
-	case nil:
-		return
-	case tea.BatchMsg:
-		for _, c := range m {
-			h.run(c)
-		}
-		return
-	case spinner.TickMsg:
-		return
-	case tea.QuitMsg:
-		h.quit.Store(true)
-		return
-	}
-	select {
-	case h.msgs <- msg:
-	case <-h.done:
-	}
-}
-
-// send runs msg through Update and View.
-func (h *harness) send(msg tea.Msg) {
-	_, cmd := h.m.Update(msg)
-	_ = h.m.View()
-	h.run(cmd)
-}
-
-// key sends keys by name: "enter", "esc", "up", "down", or runes like "r".
-func (h *harness) key(names ...string) {
-	special := map[string]tea.KeyType{
-		"enter": tea.KeyEnter, "esc": tea.KeyEsc, "up": tea.KeyUp, "down": tea.KeyDown, "ctrl+c": tea.KeyCtrlC,
-	}
-	for _, n := range names {
-		if k, ok := special[n]; ok {
-			h.send(tea.KeyMsg{Type: k})
-			continue
-		}
-		h.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(n)})
-	}
-}
-
-// waitFor processes messages until cond holds.
-func (h *harness) waitFor(what string, cond func() bool) {
-	h.t.Helper()
-	deadline := time.After(5 * time.Second)
-	for !cond() {
-		select {
-		case msg := <-h.msgs:
-			h.send(msg)
-		case <-time.After(2 * time.Millisecond): // conditions set by goroutines
-		case <-deadline:
-			h.t.Fatalf("timed out waiting for %s; screen:\n%s", what, h.m.View())
-		}
-	}
+// isSpinnerTick says msg is a spinner frame.
+func isSpinnerTick(msg tea.Msg) bool {
+	_, ok := msg.(spinner.TickMsg)
+	return ok
 }
 
 // doneCount is how many rows have a result.
@@ -226,7 +165,7 @@ func (h *harness) doneCount() int {
 // idle waits until the run in flight is over.
 func (h *harness) idle() {
 	h.t.Helper()
-	h.waitFor("the run to finish", func() bool { return !h.m.running })
+	h.WaitFor("the run to finish", func() bool { return !h.m.running })
 }
 
 // rowOf returns the index of a check's row.
@@ -244,7 +183,7 @@ func (h *harness) rowOf(id string) int {
 func (h *harness) selectRow(id string) {
 	h.t.Helper()
 	for h.m.selected < h.rowOf(id) {
-		h.key("down")
+		h.Key("down")
 	}
 }
 

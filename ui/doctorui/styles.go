@@ -3,9 +3,9 @@ package doctorui
 import (
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/lipgloss"
-	"github.com/muesli/termenv"
 
 	"github.com/ohmytalos/ohmytalos/internal/doctor"
+	"github.com/ohmytalos/ohmytalos/ui/theme"
 )
 
 // Styles is every style of the doctor screen, built once by NewStyles.
@@ -35,52 +35,38 @@ type Styles struct {
 }
 
 // NewStyles builds the styles on renderer r (lipgloss's default when nil);
-// noColor drops every colour (bold and reverse stay).
+// noColor drops every escape sequence, colours, bold and reverse alike
+// (see theme.New).
 func NewStyles(r *lipgloss.Renderer, noColor bool) Styles {
 	if r == nil {
 		r = lipgloss.DefaultRenderer()
 	}
-	if noColor {
-		r.SetColorProfile(termenv.Ascii)
-	}
-	accent := lipgloss.AdaptiveColor{Light: "#5A3FC0", Dark: "#9B87F5"}
-	subtle := lipgloss.AdaptiveColor{Light: "#8A8A8A", Dark: "#767676"}
-	good := lipgloss.AdaptiveColor{Light: "#1E8C45", Dark: "#4CD07D"}
-	warn := lipgloss.AdaptiveColor{Light: "#B37400", Dark: "#F2B84B"}
-	bad := lipgloss.AdaptiveColor{Light: "#C0392B", Dark: "#FF6B6B"}
+	t := theme.New(r, noColor)
+	p := t.Palette
 	badge := func(c lipgloss.TerminalColor) lipgloss.Style {
 		return r.NewStyle().Bold(true).Foreground(c).Width(badgeWidth)
 	}
-	s := Styles{
-		Title:    r.NewStyle().Bold(true).Foreground(accent),
-		Sandbox:  r.NewStyle().Bold(true).Reverse(true).Foreground(warn),
-		Subtle:   r.NewStyle().Foreground(subtle),
-		Bold:     r.NewStyle().Bold(true),
-		Cursor:   r.NewStyle().Bold(true).Foreground(accent),
-		Selected: r.NewStyle().Bold(true).Foreground(accent),
+	return Styles{
+		Title:    t.Title,
+		Sandbox:  t.Sandbox,
+		Subtle:   t.Subtle,
+		Bold:     t.Bold,
+		Cursor:   t.Selected,
+		Selected: t.Selected,
 		ID:       r.NewStyle(),
-		Spinner:  r.NewStyle().Foreground(accent),
-		Rule:     r.NewStyle().Foreground(subtle),
+		Spinner:  t.Accent,
+		Rule:     t.Subtle,
 		Badges: map[doctor.Status]lipgloss.Style{
-			doctor.StatusPass:    badge(good),
-			doctor.StatusWarn:    badge(warn),
-			doctor.StatusFail:    badge(bad),
-			doctor.StatusError:   badge(bad),
-			doctor.StatusSkip:    badge(subtle),
-			doctor.StatusRunning: badge(accent),
-			doctor.StatusPending: badge(subtle),
+			doctor.StatusPass:    badge(p.Good),
+			doctor.StatusWarn:    badge(p.Warn),
+			doctor.StatusFail:    badge(p.Bad),
+			doctor.StatusError:   badge(p.Bad),
+			doctor.StatusSkip:    badge(p.Subtle),
+			doctor.StatusRunning: badge(p.Accent),
+			doctor.StatusPending: badge(p.Subtle),
 		},
-		Help: help.Styles{
-			Ellipsis:       r.NewStyle().Foreground(subtle),
-			ShortKey:       r.NewStyle().Foreground(accent),
-			ShortDesc:      r.NewStyle().Foreground(subtle),
-			ShortSeparator: r.NewStyle().Foreground(subtle),
-			FullKey:        r.NewStyle().Foreground(accent),
-			FullDesc:       r.NewStyle().Foreground(subtle),
-			FullSeparator:  r.NewStyle().Foreground(subtle),
-		},
+		Help: t.Help,
 	}
-	return s
 }
 
 // badgeWidth fits the longest badge, "ERROR", and a space.

@@ -38,32 +38,32 @@ func TestNavigationAndDetails(t *testing.T) {
 	f := newFakeRun(t)
 	h := newHarness(t, f, Options{Width: 80, Height: 24})
 	h.idle()
-	h.key("up")
+	h.Key("up")
 	if h.m.selected != 0 {
 		t.Fatalf("up on the first row moved the selection to %d", h.m.selected)
 	}
 	for range len(h.m.rows) + 3 {
-		h.key("j")
+		h.Key("j")
 	}
 	if h.m.selected != len(h.m.rows)-1 {
 		t.Fatalf("selection = %d after moving past the end, want the last row %d", h.m.selected, len(h.m.rows)-1)
 	}
-	h.key("k", "k", "k", "k", "k", "k", "k") // sops-rules -> lb-targets
+	h.Key("k", "k", "k", "k", "k", "k", "k") // sops-rules -> lb-targets
 	if id := h.m.rows[h.m.selected].id; id != "lb-targets" {
 		t.Fatalf("selected %s, want lb-targets", id)
 	}
-	h.key("enter")
+	h.Key("enter")
 	view := ansi.Strip(h.m.View())
 	for _, want := range []string{"FAIL", "Evidence", "resolves to 0 servers", "Why", "exclude-from-external-load-balancers", "Fix", "esc back"} {
 		if !strings.Contains(view, want) {
 			t.Errorf("details lack %q:\n%s", want, view)
 		}
 	}
-	h.key("down") // scrolls the details, does not move the selection
+	h.Key("down") // scrolls the details, does not move the selection
 	if id := h.m.rows[h.m.selected].id; id != "lb-targets" {
 		t.Errorf("down in the details moved the selection to %s", id)
 	}
-	h.key("esc")
+	h.Key("esc")
 	if h.m.detail {
 		t.Fatal("esc did not return to the list")
 	}
@@ -79,7 +79,7 @@ func TestRerunAll(t *testing.T) {
 	f.mu.Lock()
 	f.results["lb-targets"] = doctor.Result{Status: doctor.StatusPass, Evidence: []string{"demo-ingress: 2 healthy targets"}}
 	f.mu.Unlock()
-	h.key("r")
+	h.Key("r")
 	if !h.m.running {
 		t.Fatal("r did not start a run")
 	}
@@ -101,11 +101,11 @@ func TestRerunAll(t *testing.T) {
 func TestRerunIgnoredWhileRunning(t *testing.T) {
 	f := newFakeRun(t, "mtu")
 	h := newHarness(t, f, Options{Width: 80, Height: 24})
-	h.waitFor("11 results", func() bool { return h.doneCount() == 11 })
+	h.WaitFor("11 results", func() bool { return h.doneCount() == 11 })
 	if view := ansi.Strip(h.m.View()); strings.Contains(view, "rerun") {
 		t.Errorf("help offers a rerun while checks run:\n%s", view)
 	}
-	h.key("r")
+	h.Key("r")
 	if n := len(f.callList()); n != 1 {
 		t.Fatalf("r while running started another run: %d calls", n)
 	}
@@ -124,11 +124,11 @@ func TestRerunSelectedFromDetails(t *testing.T) {
 	h := newHarness(t, f, Options{Width: 80, Height: 24})
 	h.idle()
 	h.selectRow("lb-targets")
-	h.key("enter")
+	h.Key("enter")
 	f.mu.Lock()
 	f.results["lb-targets"] = doctor.Result{Status: doctor.StatusPass, Evidence: []string{"demo-ingress: 2 healthy targets"}}
 	f.mu.Unlock()
-	h.key("r")
+	h.Key("r")
 	if st := h.m.rows[h.rowOf("etcd")].status; st != doctor.StatusWarn {
 		t.Errorf("rerunning one check touched etcd: %s", st)
 	}
@@ -148,9 +148,9 @@ func TestQuitCancelsTheRun(t *testing.T) {
 		t.Run(k, func(t *testing.T) {
 			f := newFakeRun(t, "mtu")
 			h := newHarness(t, f, Options{Width: 80, Height: 24})
-			h.waitFor("11 results", func() bool { return h.doneCount() == 11 })
-			h.key(k)
-			h.waitFor("quit", func() bool { return h.quit.Load() && f.cancelled.Load() == 1 })
+			h.WaitFor("11 results", func() bool { return h.doneCount() == 11 })
+			h.Key(k)
+			h.WaitFor("quit", func() bool { return h.Quit() && f.cancelled.Load() == 1 })
 		})
 	}
 }
@@ -159,8 +159,8 @@ func TestStaleResultsAreDropped(t *testing.T) {
 	f := newFakeRun(t)
 	h := newHarness(t, f, Options{Width: 80, Height: 24})
 	h.idle()
-	h.send(ResultMsg{RunID: h.m.runID - 1, Result: doctor.Result{ID: "etcd", Status: doctor.StatusFail}})
-	h.send(RunDoneMsg{RunID: h.m.runID - 1, Results: []doctor.Result{{ID: "etcd", Status: doctor.StatusFail}}})
+	h.Send(ResultMsg{RunID: h.m.runID - 1, Result: doctor.Result{ID: "etcd", Status: doctor.StatusFail}})
+	h.Send(RunDoneMsg{RunID: h.m.runID - 1, Results: []doctor.Result{{ID: "etcd", Status: doctor.StatusFail}}})
 	if st := h.m.rows[h.rowOf("etcd")].status; st != doctor.StatusWarn {
 		t.Errorf("a result of an earlier run replaced etcd's: %s", st)
 	}
@@ -171,7 +171,7 @@ func TestUnknownCheckGetsARow(t *testing.T) {
 	h := newHarness(t, f, Options{Width: 80, Height: 24})
 	h.idle()
 	n := len(h.m.rows)
-	h.send(RunDoneMsg{RunID: h.m.runID, Results: []doctor.Result{{ID: "vip-lnk", Title: "unknown check", Status: doctor.StatusError, Explanation: `there is no check with id "vip-lnk"`}}})
+	h.Send(RunDoneMsg{RunID: h.m.runID, Results: []doctor.Result{{ID: "vip-lnk", Title: "unknown check", Status: doctor.StatusError, Explanation: `there is no check with id "vip-lnk"`}}})
 	if len(h.m.rows) != n+1 || h.m.rows[n].id != "vip-lnk" {
 		t.Fatalf("rows = %d, want the unknown check added", len(h.m.rows))
 	}
@@ -183,7 +183,7 @@ func TestUnknownCheckGetsARow(t *testing.T) {
 func TestSpinnerAnimatesOnlyWhileRunning(t *testing.T) {
 	f := newFakeRun(t, "mtu")
 	h := newHarness(t, f, Options{Width: 80, Height: 24})
-	h.waitFor("11 results", func() bool { return h.doneCount() == 11 })
+	h.WaitFor("11 results", func() bool { return h.doneCount() == 11 })
 	before := h.m.spinner.View()
 	_, cmd := h.m.Update(h.m.spinner.Tick())
 	if cmd == nil || h.m.spinner.View() == before {
@@ -215,16 +215,16 @@ func TestResizeAndScroll(t *testing.T) {
 	f := newFakeRun(t)
 	h := newHarness(t, f, Options{Width: 80, Height: 24})
 	h.idle()
-	h.send(tea.WindowSizeMsg{Width: 60, Height: 10})
+	h.Send(tea.WindowSizeMsg{Width: 60, Height: 10})
 	for range len(h.m.rows) {
-		h.key("down")
+		h.Key("down")
 	}
 	out := h.m.View()
 	checkSize(t, out, 60, 10)
 	if !strings.Contains(ansi.Strip(out), "› SKIP  sops-rules") {
 		t.Errorf("the selected last row is scrolled out of a small terminal:\n%s", out)
 	}
-	h.key("enter")
+	h.Key("enter")
 	checkSize(t, h.m.View(), 60, 10)
 }
 
@@ -255,10 +255,7 @@ func TestWithTheRealDoctor(t *testing.T) {
 	run := func(ctx context.Context, ids []string, report func(doctor.Result)) []doctor.Result {
 		return doctor.Run(ctx, &doctor.Env{}, ids, report)
 	}
-	h := &harness{t: t, m: newModel(context.Background(), run, doctor.Checks(), Options{Width: 120, Height: 40}, testRenderer(termenv.Ascii)),
-		msgs: make(chan tea.Msg, 256), done: make(chan struct{})}
-	t.Cleanup(func() { h.m.stop(); close(h.done) })
-	h.run(h.m.Init())
+	h := newHarnessModel(t, newModel(context.Background(), run, doctor.Checks(), Options{Width: 120, Height: 40}, testRenderer(termenv.Ascii)))
 	h.idle()
 	rs := h.m.Results()
 	if len(rs) != len(doctor.Checks()) {
