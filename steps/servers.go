@@ -255,51 +255,52 @@ func attachedTo(sv *hcloud.Server, netw *hcloud.Network) bool {
 }
 
 func (s *Servers) attach(ctx context.Context, c *hcloud.Client, emit engine.Emit, nodes []spec.Node, servers []*hcloud.Server, netw *hcloud.Network) error {
-	var mu sync.Mutex
-	var acts []*hcloud.Action
-	err := parallel(ctx, len(nodes), createParallel, func(ctx context.Context, i int) error {
+	return s.everyServer(ctx, c, emit, nodes, "attach", func(ctx context.Context, i int) (*hcloud.Action, string, error) {
 		if attachedTo(servers[i], netw) {
-			return nil
+			return nil, "", nil
 		}
-		var a *hcloud.Action
-		err := s.d.whileLocked(ctx, func() (err error) {
-			a, _, err = c.Server.AttachToNetwork(ctx, servers[i], hcloud.ServerAttachToNetworkOpts{Network: netw, IP: net.ParseIP(nodes[i].PrivateIP)})
-			return err
-		})
+		a, _, err := c.Server.AttachToNetwork(ctx, servers[i], hcloud.ServerAttachToNetworkOpts{Network: netw, IP: net.ParseIP(nodes[i].PrivateIP)})
 		if hcloud.IsError(err, hcloud.ErrorCodeServerAlreadyAttached) {
-			return nil
+			return nil, "", nil
 		}
 		if err != nil {
-			return fmt.Errorf("attach %s to the network at %s: %w", nodes[i].Name, nodes[i].PrivateIP, err)
+			return nil, "", fmt.Errorf("attach %s to the network at %s: %w", nodes[i].Name, nodes[i].PrivateIP, err)
 		}
-		emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionUpdate, Resource: "server/" + nodes[i].Name, Message: "private IP " + nodes[i].PrivateIP})
-		mu.Lock()
-		acts = append(acts, a)
-		mu.Unlock()
-		return nil
+		return a, "private IP " + nodes[i].PrivateIP, nil
 	})
-	if err != nil {
-		return err
-	}
-	return s.wait(ctx, c, emit, acts, "attach")
 }
 
 func (s *Servers) powerOn(ctx context.Context, c *hcloud.Client, emit engine.Emit, nodes []spec.Node, servers []*hcloud.Server) error {
+	return s.everyServer(ctx, c, emit, nodes, "power on", func(ctx context.Context, i int) (*hcloud.Action, string, error) {
+		if servers[i].Status == hcloud.ServerStatusRunning || servers[i].Status == hcloud.ServerStatusStarting {
+			return nil, "", nil
+		}
+		a, _, err := c.Server.Poweron(ctx, servers[i])
+		if err != nil {
+			return nil, "", fmt.Errorf("power on %s: %w", nodes[i].Name, err)
+		}
+		return a, "powering on", nil
+	})
+}
+
+// everyServer runs act for every node at once (bounded), retrying while a
+// server is locked, reports each started action, then waits for all of
+// them with batched polls. act returns a nil action when nothing is to do.
+func (s *Servers) everyServer(ctx context.Context, c *hcloud.Client, emit engine.Emit, nodes []spec.Node, what string,
+	act func(ctx context.Context, i int) (*hcloud.Action, string, error)) error {
 	var mu sync.Mutex
 	var acts []*hcloud.Action
 	err := parallel(ctx, len(nodes), createParallel, func(ctx context.Context, i int) error {
-		if servers[i].Status == hcloud.ServerStatusRunning || servers[i].Status == hcloud.ServerStatusStarting {
-			return nil
-		}
 		var a *hcloud.Action
+		var msg string
 		err := s.d.whileLocked(ctx, func() (err error) {
-			a, _, err = c.Server.Poweron(ctx, servers[i])
+			a, msg, err = act(ctx, i)
 			return err
 		})
-		if err != nil {
-			return fmt.Errorf("power on %s: %w", nodes[i].Name, err)
+		if err != nil || a == nil {
+			return err
 		}
-		emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionUpdate, Resource: "server/" + nodes[i].Name, Message: "powering on"})
+		emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionUpdate, Resource: "server/" + nodes[i].Name, Message: msg})
 		mu.Lock()
 		acts = append(acts, a)
 		mu.Unlock()
@@ -308,7 +309,7 @@ func (s *Servers) powerOn(ctx context.Context, c *hcloud.Client, emit engine.Emi
 	if err != nil {
 		return err
 	}
-	return s.wait(ctx, c, emit, acts, "power on")
+	return s.wait(ctx, c, emit, acts, what)
 }
 
 // parallel runs fn for 0..n-1 with at most limit at once; the first error
