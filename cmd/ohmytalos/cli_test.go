@@ -159,3 +159,23 @@ func TestTalosConfigRedacted(t *testing.T) {
 		}
 	}
 }
+
+func TestPlanAndCostCreateNoKey(t *testing.T) {
+	dir := seedDir(t)
+	cfg := filepath.Join(dir, "ohmytalos.yaml")
+	out, err := run(t, "plan", "--config", cfg)
+	if err != nil {
+		t.Fatalf("plan: %v\n%s", err, out)
+	}
+	for _, want := range []string{"1. Secrets", "7. Bootstrap", "cost:", "create  server         demo-cp-1"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := run(t, "cost", "--config", cfg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "age.key")); err == nil {
+		t.Error("plan or cost created an age identity they never use")
+	}
+}

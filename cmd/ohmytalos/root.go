@@ -73,13 +73,17 @@ func (g *globals) stateDirFor(name string) string {
 	return filepath.Join(filepath.Dir(g.config), ".ohmytalos", name)
 }
 
-// openState opens the cluster's state with the age keyring loaded.
+// openState opens the cluster's state; the age identity is loaded (or
+// created) only when a secret is first read or written.
 func (g *globals) openState(name string) (*state.Store, error) {
-	keys, err := state.LoadKeyring(state.KeyFileCandidates(), state.DefaultNewKeyFile())
+	st, err := state.Open(g.stateDirFor(name), name, nil)
 	if err != nil {
 		return nil, err
 	}
-	return state.Open(g.stateDirFor(name), name, keys)
+	st.SetKeyLoader(func() (*state.Keyring, error) {
+		return state.LoadKeyring(state.KeyFileCandidates(), state.DefaultNewKeyFile())
+	})
+	return st, nil
 }
 
 // logger writes to --log-file, or nowhere.

@@ -146,12 +146,39 @@ func (k *Keyring) Decrypt(ciphertext []byte) ([]byte, error) {
 	return io.ReadAll(d)
 }
 
+// SetKeyLoader defers loading (or creating) the age identity until a
+// secret is first read or written, so commands that never touch secrets
+// (plan, cost) create no key file.
+func (s *Store) SetKeyLoader(load func() (*Keyring, error)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.keyLoader = load
+}
+
+// keyring returns the loaded identity, loading it on first use.
+func (s *Store) keyring() (*Keyring, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.keys == nil && s.keyLoader != nil {
+		k, err := s.keyLoader()
+		if err != nil {
+			return nil, err
+		}
+		s.keys = k
+	}
+	if s.keys == nil {
+		return nil, errors.New("no age identity loaded: cannot read or store secrets")
+	}
+	return s.keys, nil
+}
+
 // PutSecret encrypts plaintext and stores it as secrets/NAME.age.
 func (s *Store) PutSecret(name string, plaintext []byte) error {
-	if s.keys == nil {
-		return errors.New("no age identity loaded: cannot store secrets")
+	keys, err := s.keyring()
+	if err != nil {
+		return err
 	}
-	ct, err := s.keys.Encrypt(plaintext)
+	ct, err := keys.Encrypt(plaintext)
 	if err != nil {
 		return err
 	}
@@ -181,8 +208,9 @@ func (s *Store) SecretPath(name string) string {
 
 // Secret decrypts a stored secret blob.
 func (s *Store) Secret(name string) ([]byte, error) {
-	if s.keys == nil {
-		return nil, errors.New("no age identity loaded: cannot read secrets")
+	keys, err := s.keyring()
+	if err != nil {
+		return nil, err
 	}
 	if !s.HasSecret(name) {
 		return nil, fmt.Errorf("no secret %q in %s yet: run \"ohmytalos apply\" first", name, s.dir)
@@ -191,5 +219,5 @@ func (s *Store) Secret(name string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read secret %s: %w", name, err)
 	}
-	return s.keys.Decrypt(ct)
+	return keys.Decrypt(ct)
 }

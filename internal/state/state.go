@@ -66,8 +66,9 @@ func (s State) Step(name string) StepState {
 
 // Store reads and writes one cluster's state directory.
 type Store struct {
-	dir  string
-	keys *Keyring
+	dir       string
+	keys      *Keyring
+	keyLoader func() (*Keyring, error)
 
 	mu  sync.Mutex
 	cur *State
