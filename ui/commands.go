@@ -63,6 +63,20 @@ func extensionsCmd(ctx context.Context, b Backend, version string) tea.Cmd {
 	}
 }
 
+// versionsCmd lists the Talos versions the factory can build; nil when no
+// version source is configured (the picker is then hidden).
+func versionsCmd(ctx context.Context, b Backend) tea.Cmd {
+	if b.Versions == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		vs, err := b.Versions(ctx)
+		return VersionsMsg{Versions: vs, Err: err}
+	}
+}
+
 // statusCmd reads the engine's step statuses from the state. The wizard
 // shows what is done whatever spec it was done with: the engine itself
 // decides on apply whether a step done with an older spec runs again.

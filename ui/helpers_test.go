@@ -172,6 +172,12 @@ func testExtensions() []factory.Extension {
 	}
 }
 
+// testVersions is what the fake factory lists, oldest first as
+// factory.talos.dev answers, with pre-releases mixed in.
+func testVersions() []string {
+	return []string{"v1.12.6", "v1.13.0-beta.0", "v1.13.0", "v1.13.9", "v1.14.0-alpha.1"}
+}
+
 // testBackend wires the real engine over fake steps, a state in a
 // temporary folder (the test's working folder), the offline catalog and a
 // fixed extension list.
@@ -207,6 +213,10 @@ func testBackend(t testing.TB, g *guard) (Backend, []*fakeStep) {
 		Extensions: func(ctx context.Context, v string) ([]factory.Extension, error) {
 			g.io("extensions")
 			return testExtensions(), nil
+		},
+		Versions: func(ctx context.Context) ([]string, error) {
+			g.io("versions")
+			return testVersions(), nil
 		},
 	}
 	return b, fs

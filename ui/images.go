@@ -29,8 +29,12 @@ type imagesScreen struct {
 	// known are the extensions the spec named when the screen opened: they
 	// stay in the picker after being unticked, even when the factory does
 	// not list them.
-	known   []string
-	confirm confirmBox
+	known []string
+	// versions are the factory's stable releases, newest first.
+	versions        []string
+	versionsLoading bool
+	versionsErr     string
+	confirm         confirmBox
 	screenRun
 	prog progressList
 }
@@ -52,11 +56,15 @@ func newImages(c *common) *imagesScreen {
 }
 
 func (s *imagesScreen) enter() tea.Cmd {
-	if s.exts != nil || s.loading {
-		return nil
+	var cmds []tea.Cmd
+	if s.versions == nil {
+		cmds = append(cmds, s.loadVersions())
 	}
-	s.loading = true
-	return extensionsCmd(s.c.ctx, s.c.backend, s.c.spec.Talos.Version)
+	if s.exts == nil && !s.loading {
+		s.loading = true
+		cmds = append(cmds, extensionsCmd(s.c.ctx, s.c.backend, s.c.spec.Talos.Version))
+	}
+	return tea.Batch(cmds...)
 }
 
 func (s *imagesScreen) capturing() bool { return false }
@@ -71,7 +79,11 @@ func (s *imagesScreen) help() keyHelp {
 	if s.result == "ok" {
 		enter.SetHelp("enter", "continue")
 	}
-	return keyHelp{short: []key.Binding{km.NextSchematic, km.Up, km.Down, km.Toggle, enter}}
+	short := []key.Binding{km.NextSchematic, km.Up, km.Down, km.Toggle}
+	if s.c.backend.Versions != nil {
+		short = append(short, km.Version)
+	}
+	return keyHelp{short: append(short, enter)}
 }
 
 // schematicNames lists the spec's schematics: control plane, worker, then
@@ -144,13 +156,19 @@ func (s *imagesScreen) recompute() {
 
 func (s *imagesScreen) update(msg tea.Msg) tea.Cmd {
 	switch msg := msg.(type) {
+	case VersionsMsg:
+		s.gotVersions(msg)
+		return nil
 	case ExtensionsMsg:
+		if msg.Version != s.c.spec.Talos.Version {
+			return nil // the answer for a version picked away from
+		}
 		s.loading = false
 		if msg.Err != nil {
 			s.loadErr = msg.Err.Error()
 			return nil
 		}
-		s.exts = slices.Clone(msg.Extensions)
+		s.exts, s.loadErr = slices.Clone(msg.Extensions), ""
 		sort.Slice(s.exts, func(i, j int) bool { return s.exts[i].Name < s.exts[j].Name })
 	case tea.KeyMsg:
 		return s.key(msg)
@@ -178,6 +196,8 @@ func (s *imagesScreen) key(msg tea.KeyMsg) tea.Cmd {
 		s.cursor = min(s.cursor+1, max(len(opts)-1, 0))
 	case key.Matches(msg, km.Toggle) && len(opts) > 0 && s.result != "running":
 		s.toggle(opts[min(s.cursor, len(opts)-1)])
+	case key.Matches(msg, km.Version):
+		return s.pickVersion()
 	case key.Matches(msg, km.Enter):
 		if cmd, handled := s.enterKey(scrNetwork); handled {
 			return cmd
@@ -225,6 +245,7 @@ func (s *imagesScreen) view() string {
 	c, st := s.c, s.c.styles
 	var b strings.Builder
 	b.WriteString(header(c, "Talos images", fmt.Sprintf("Talos %s, one snapshot per schematic and architecture", c.spec.Talos.Version)) + "\n")
+	b.WriteString(s.versionLine())
 	idw := 12
 	if c.width >= 95 {
 		idw = 64

@@ -14,7 +14,7 @@ type KeyMap struct {
 	Toggle, Plus, Minus, Add, Edit       key.Binding
 	Remove, Type, Yes, No, Save, Retry   key.Binding
 	ScrollUp, ScrollDown, VolUp, VolDown key.Binding
-	NextSchematic                        key.Binding
+	NextSchematic, Version               key.Binding
 }
 
 // DefaultKeyMap returns the wizard's bindings.
@@ -51,6 +51,7 @@ func DefaultKeyMap() KeyMap {
 		VolUp:         b([]string{"v"}, "v", "volume +10 GB"),
 		VolDown:       b([]string{"V"}, "V", "volume -10 GB"),
 		NextSchematic: b([]string{"tab"}, "tab", "next schematic"),
+		Version:       b([]string{"v"}, "v", "version"),
 	}
 }
 

@@ -23,6 +23,13 @@ type ExtensionsMsg struct {
 	Err        error
 }
 
+// VersionsMsg carries the Talos versions the Image Factory can build, as
+// Backend.Versions listed them (unfiltered, in the factory's order).
+type VersionsMsg struct {
+	Versions []string
+	Err      error
+}
+
 // StatusMsg carries the engine's step statuses, read from the state.
 type StatusMsg struct {
 	Steps []engine.StepStatus

@@ -55,6 +55,7 @@ func TestFlowAgainstSandbox(t *testing.T) {
 			return pricing.FromAPI(ctx, c)
 		},
 		Extensions: func(ctx context.Context, v string) ([]factory.Extension, error) { return fc.OfficialExtensions(ctx, v) },
+		Versions:   fc.Versions,
 	}
 	tm := teatest.NewTestModel(t, New(b, Options{Width: 120, Height: 40, NoColor: true}), teatest.WithInitialTermSize(120, 40))
 	wait := func(what string, d time.Duration) {

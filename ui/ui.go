@@ -44,6 +44,10 @@ type Backend struct {
 	// Extensions lists the official extensions of a Talos version; it is
 	// called in a tea.Cmd.
 	Extensions func(ctx context.Context, talosVersion string) ([]factory.Extension, error)
+	// Versions lists the Talos versions the Image Factory can build; it is
+	// called in a tea.Cmd when the images screen opens. The screen's
+	// version key picks among the stable releases; nil hides the picker.
+	Versions func(ctx context.Context) ([]string, error)
 	// Adapt turns a spec into the netplan layout and the pricing usage;
 	// DefaultAdapt is used when it is nil.
 	Adapt func(*spec.Spec) (netplan.Layout, pricing.Usage)

@@ -58,6 +58,7 @@ func runInit(cmd *cobra.Command, g *globals) error {
 			return cat, nil
 		},
 		Extensions: func(ctx context.Context, v string) ([]factory.Extension, error) { return fc.OfficialExtensions(ctx, v) },
+		Versions:   fc.Versions,
 		Adapt:      func(s *spec.Spec) (netplan.Layout, pricing.Usage) { return s.Layout(), s.Usage() },
 		Redact:     rt.redact,
 		Doctor: func() tea.Model {

@@ -107,7 +107,7 @@ func TestInitSandboxInTmux(t *testing.T) {
 	s.keys("Enter")
 	s.waitFor("y yes", 30*time.Second)
 	s.keys("y")
-	s.waitFor("snapshots ready", 90*time.Second)
+	s.waitFor("snapshots ready", 240*time.Second)
 	s.keys("Enter")
 	s.waitFor("Network layout", 30*time.Second)
 	s.keys("C-n")
@@ -137,7 +137,7 @@ func TestInitSandboxInTmux(t *testing.T) {
 	s.keys("Enter")
 	s.waitFor("y yes", 30*time.Second)
 	s.keys("y")
-	scr = s.waitFor("cluster bootstrapped", 180*time.Second)
+	scr = s.waitFor("cluster bootstrapped", 300*time.Second)
 	for _, want := range []string{"✓ servers", "✓ bootstrap"} {
 		if !strings.Contains(scr, want) {
 			t.Errorf("bootstrap screen lacks %q:\n%s", want, scr)
@@ -150,9 +150,9 @@ func TestInitSandboxInTmux(t *testing.T) {
 	}
 	// The doctor runs on the new cluster from the done screen.
 	s.keys("d")
-	scr = s.waitFor("PASS  vip-claimed", 60*time.Second)
+	scr = s.waitFor("PASS  vip-claimed", 180*time.Second)
 	for _, want := range []string{"PASS  vip-link", "PASS  lb-targets", "PASS  provider-id"} {
-		if !strings.Contains(s.waitFor(want, 30*time.Second), want) {
+		if !strings.Contains(s.waitFor(want, 120*time.Second), want) {
 			t.Errorf("doctor screen lacks %q", want)
 		}
 	}
