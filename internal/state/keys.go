@@ -107,7 +107,7 @@ func firstX25519(b []byte) (*age.X25519Identity, error) {
 			return x, nil
 		}
 	}
-	return nil, errors.New("holds no X25519 identity (AGE-SECRET-KEY-1...)")
+	return nil, errors.New("holds no X25519 identity: expected an age secret key line, as age-keygen writes")
 }
 
 // Recipient is the public key secrets are encrypted to.
