@@ -1,4 +1,4 @@
-package hcloudfake
+package cloud
 
 import (
 	"fmt"
@@ -25,18 +25,18 @@ type requirement struct {
 	values []string
 }
 
-// selector is a parsed Hetzner label selector: all requirements must hold.
+// LabelSelector is a parsed Hetzner label selector: all requirements must hold.
 // Hetzner documents the same operators as Kubernetes: k=v, k==v, k!=v, k, !k,
 // k in (a,b), k notin (a,b); a comma is a logical AND.
-type selector []requirement
+type LabelSelector []requirement
 
-// parseSelector parses a label selector; the empty string matches everything.
-func parseSelector(s string) (selector, error) {
+// ParseSelector parses a label selector; the empty string matches everything.
+func ParseSelector(s string) (LabelSelector, error) {
 	terms, err := splitTopLevel(s)
 	if err != nil {
 		return nil, err
 	}
-	var sel selector
+	var sel LabelSelector
 	for _, term := range terms {
 		term = strings.TrimSpace(term)
 		if term == "" {
@@ -86,7 +86,7 @@ func splitTopLevel(s string) ([]string, error) {
 func parseRequirement(term string) (requirement, error) {
 	if rest, ok := strings.CutPrefix(term, "!"); ok {
 		key := strings.TrimSpace(rest)
-		if err := checkKey(key); err != nil {
+		if err := CheckLabelKey(key); err != nil {
 			return requirement{}, err
 		}
 		return requirement{key: key, op: opNotExists}, nil
@@ -97,7 +97,7 @@ func parseRequirement(term string) (requirement, error) {
 	}{{"!=", opNotEquals}, {"==", opEquals}, {"=", opEquals}} {
 		if key, value, ok := strings.Cut(term, sep.text); ok {
 			key, value = strings.TrimSpace(key), strings.TrimSpace(value)
-			if err := checkKey(key); err != nil {
+			if err := CheckLabelKey(key); err != nil {
 				return requirement{}, err
 			}
 			if strings.ContainsAny(value, "=!() ") {
@@ -108,7 +108,7 @@ func parseRequirement(term string) (requirement, error) {
 	}
 	fields := strings.Fields(term)
 	if len(fields) == 1 {
-		if err := checkKey(fields[0]); err != nil {
+		if err := CheckLabelKey(fields[0]); err != nil {
 			return requirement{}, err
 		}
 		return requirement{key: fields[0], op: opExists}, nil
@@ -121,7 +121,7 @@ func parseRequirement(term string) (requirement, error) {
 	if len(head) != 2 || (head[1] != "in" && head[1] != "notin") {
 		return requirement{}, fmt.Errorf("cannot parse term %q: want \"key in (...)\" or \"key notin (...)\"", term)
 	}
-	if err := checkKey(head[0]); err != nil {
+	if err := CheckLabelKey(head[0]); err != nil {
 		return requirement{}, err
 	}
 	req := requirement{key: head[0], op: opIn}
@@ -138,7 +138,8 @@ func parseRequirement(term string) (requirement, error) {
 	return req, nil
 }
 
-func checkKey(key string) error {
+// CheckLabelKey rejects a label key with characters Hetzner does not allow.
+func CheckLabelKey(key string) error {
 	if key == "" {
 		return fmt.Errorf("empty label key")
 	}
@@ -152,9 +153,9 @@ func checkKey(key string) error {
 	return nil
 }
 
-// matches reports whether labels satisfy every requirement. As in Kubernetes,
+// Matches reports whether labels satisfy every requirement. As in Kubernetes,
 // k!=v and k notin (...) also match objects without the label k.
-func (s selector) matches(labels map[string]string) bool {
+func (s LabelSelector) Matches(labels map[string]string) bool {
 	for _, req := range s {
 		v, has := labels[req.key]
 		var ok bool

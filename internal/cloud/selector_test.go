@@ -1,4 +1,4 @@
-package hcloudfake
+package cloud
 
 import "testing"
 
@@ -33,23 +33,23 @@ func TestSelectorMatches(t *testing.T) {
 		{"cluster=", false},
 	}
 	for _, tt := range tests {
-		sel, err := parseSelector(tt.sel)
+		sel, err := ParseSelector(tt.sel)
 		if err != nil {
-			t.Errorf("parseSelector(%q): %v", tt.sel, err)
+			t.Errorf("ParseSelector(%q): %v", tt.sel, err)
 			continue
 		}
-		if got := sel.matches(labels); got != tt.want {
+		if got := sel.Matches(labels); got != tt.want {
 			t.Errorf("%q matches = %v, want %v", tt.sel, got, tt.want)
 		}
 	}
 }
 
 func TestSelectorEmptyValue(t *testing.T) {
-	sel, err := parseSelector("k=")
+	sel, err := ParseSelector("k=")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !sel.matches(map[string]string{"k": ""}) || sel.matches(map[string]string{"k": "v"}) {
+	if !sel.Matches(map[string]string{"k": ""}) || sel.Matches(map[string]string{"k": "v"}) {
 		t.Error("k= must match exactly the empty value")
 	}
 }
@@ -59,8 +59,8 @@ func TestSelectorErrors(t *testing.T) {
 		"role in (a,b", "role in a,b)", "role in ()", "role between (a)", "a b c", "=v", "k=v,", "!", "k=(v)",
 		"ro le=x", "role in ((a))", "k!=a=b",
 	} {
-		if _, err := parseSelector(sel); err == nil {
-			t.Errorf("parseSelector(%q) succeeded, want an error", sel)
+		if _, err := ParseSelector(sel); err == nil {
+			t.Errorf("ParseSelector(%q) succeeded, want an error", sel)
 		}
 	}
 }

@@ -1,6 +1,8 @@
 package doctor
 
 import (
+	"github.com/ohmytalos/ohmytalos/internal/cloud"
+
 	"context"
 	"testing"
 	"time"
@@ -61,15 +63,15 @@ func TestSelector(t *testing.T) {
 		{"env=prod, missing!=x", true}, {"!missing", true},
 	}
 	for _, c := range cases {
-		reqs, err := parseSelector(c.sel)
+		reqs, err := cloud.ParseSelector(c.sel)
 		if err != nil {
 			t.Fatalf("%s: %v", c.sel, err)
 		}
-		if got := matchSelector(reqs, labels); got != c.want {
+		if got := reqs.Matches(labels); got != c.want {
 			t.Errorf("%s: got %v, want %v", c.sel, got, c.want)
 		}
 	}
-	if _, err := parseSelector("pool in worker"); err == nil {
+	if _, err := cloud.ParseSelector("pool in worker"); err == nil {
 		t.Error("unparenthesised in-list accepted")
 	}
 }

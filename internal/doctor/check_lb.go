@@ -1,6 +1,8 @@
 package doctor
 
 import (
+	"github.com/ohmytalos/ohmytalos/internal/cloud"
+
 	"context"
 	"fmt"
 	"sort"
@@ -116,7 +118,7 @@ func diagnoseNoTargets(ctx context.Context, env *Env, lb LoadBalancer, loadServe
 		if err != nil {
 			return nil, nil, err
 		}
-		reqs, perr := parseSelector(t.Selector)
+		reqs, perr := cloud.ParseSelector(t.Selector)
 		if perr != nil {
 			causes = append(causes, fmt.Sprintf("The target selector of %s cannot be parsed: %v.", lb.Name, perr))
 			fixes = append(fixes, "fix the label selector of "+lb.Name)
@@ -124,7 +126,7 @@ func diagnoseNoTargets(ctx context.Context, env *Env, lb LoadBalancer, loadServe
 		}
 		var matching []string
 		for _, s := range servers {
-			if matchSelector(reqs, s.Labels) {
+			if reqs.Matches(s.Labels) {
 				matching = append(matching, s.Name)
 			}
 		}

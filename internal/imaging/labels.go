@@ -1,6 +1,8 @@
 package imaging
 
 import (
+	"github.com/ohmytalos/ohmytalos/internal/cloud"
+
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -38,11 +40,11 @@ const (
 	LabelArch       = "arch"
 	LabelName       = "name"
 	LabelSchematic  = "ohmytalos.io/schematic"
-	LabelManagedBy  = "ohmytalos.io/managed-by"
+	LabelManagedBy  = cloud.LabelManagedBy
 	LabelTemporary  = "ohmytalos.io/temporary"
 	LabelPurpose    = "ohmytalos.io/purpose"
 	LabelBuildKey   = "ohmytalos.io/image-key"
-	managedByValue  = "ohmytalos"
+	managedByValue  = cloud.ManagedBy
 	purposeValue    = "image-build"
 	maxLabelValue   = 63 // Hetzner: label values are at most 63 characters
 	descriptionHead = "Talos "

@@ -5,6 +5,8 @@
 package hcloudsource
 
 import (
+	"github.com/ohmytalos/ohmytalos/internal/cloud"
+
 	"context"
 	"fmt"
 	"sort"
@@ -16,7 +18,7 @@ import (
 
 // LabelCluster is the label every resource ohmytalos creates carries, with
 // the cluster name as value.
-const LabelCluster = "ohmytalos.io/cluster"
+const LabelCluster = cloud.LabelCluster
 
 // Source reads a cluster's Hetzner resources.
 type Source struct {

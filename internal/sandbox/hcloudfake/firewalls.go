@@ -1,6 +1,8 @@
 package hcloudfake
 
 import (
+	"github.com/ohmytalos/ohmytalos/internal/cloud"
+
 	"fmt"
 	"maps"
 	"net/http"
@@ -80,7 +82,7 @@ func (f *Fake) checkApply(field string, res []schema.FirewallResource) error {
 				return errCode(http.StatusNotFound, "firewall_resource_not_found", fmt.Sprintf("server %d not found", r.Server.ID))
 			}
 		case r.Type == "label_selector" && r.LabelSelector != nil:
-			if _, err := parseSelector(r.LabelSelector.Selector); err != nil {
+			if _, err := cloud.ParseSelector(r.LabelSelector.Selector); err != nil {
 				return errInvalid(field, err.Error())
 			}
 		default:
@@ -201,7 +203,7 @@ func (f *Fake) firewallAppliesTo(fw *schema.Firewall, ss *serverState) bool {
 			return true
 		}
 		if r.Type == "label_selector" && r.LabelSelector != nil {
-			if sel, err := parseSelector(r.LabelSelector.Selector); err == nil && sel.matches(ss.s.Labels) {
+			if sel, err := cloud.ParseSelector(r.LabelSelector.Selector); err == nil && sel.Matches(ss.s.Labels) {
 				return true
 			}
 		}
@@ -218,9 +220,9 @@ func (f *Fake) renderFirewall(fw *schema.Firewall) schema.Firewall {
 	for _, r := range fw.AppliedTo {
 		r.AppliedToResources = nil
 		if r.Type == "label_selector" && r.LabelSelector != nil {
-			sel, _ := parseSelector(r.LabelSelector.Selector)
+			sel, _ := cloud.ParseSelector(r.LabelSelector.Selector)
 			for _, sid := range slices.Sorted(maps.Keys(f.servers)) {
-				if sel.matches(f.servers[sid].s.Labels) {
+				if sel.Matches(f.servers[sid].s.Labels) {
 					r.AppliedToResources = append(r.AppliedToResources,
 						schema.FirewallResource{Type: "server", Server: &schema.FirewallResourceServer{ID: sid}})
 				}

@@ -1,6 +1,8 @@
 package hcloudfake
 
 import (
+	"github.com/ohmytalos/ohmytalos/internal/cloud"
+
 	"fmt"
 	"maps"
 	"net/http"
@@ -43,7 +45,7 @@ func (f *Fake) addTarget(lb *schema.LoadBalancer, t schema.LoadBalancerTarget) e
 		if t.LabelSelector == nil {
 			return errInvalid("label_selector", "a label_selector target needs label_selector.selector")
 		}
-		if _, err := parseSelector(t.LabelSelector.Selector); err != nil {
+		if _, err := cloud.ParseSelector(t.LabelSelector.Selector); err != nil {
 			return errInvalid("label_selector", err.Error())
 		}
 	case "ip":
@@ -123,14 +125,14 @@ func (f *Fake) resolveTargets(lb *schema.LoadBalancer) []schema.LoadBalancerTarg
 }
 
 func (f *Fake) selectorTargets(lb *schema.LoadBalancer, t schema.LoadBalancerTarget) []schema.LoadBalancerTarget {
-	sel, err := parseSelector(t.LabelSelector.Selector)
+	sel, err := cloud.ParseSelector(t.LabelSelector.Selector)
 	if err != nil {
 		return nil
 	}
 	var out []schema.LoadBalancerTarget
 	for _, sid := range slices.Sorted(maps.Keys(f.servers)) {
 		ss := f.servers[sid]
-		if !sel.matches(ss.s.Labels) || (t.UsePrivateIP && !f.sharesNetwork(lb, ss)) {
+		if !sel.Matches(ss.s.Labels) || (t.UsePrivateIP && !f.sharesNetwork(lb, ss)) {
 			continue
 		}
 		out = append(out, schema.LoadBalancerTarget{Type: "server", Server: &schema.LoadBalancerTargetServer{ID: sid},

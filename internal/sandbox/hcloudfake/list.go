@@ -1,6 +1,8 @@
 package hcloudfake
 
 import (
+	"github.com/ohmytalos/ohmytalos/internal/cloud"
+
 	"cmp"
 	"fmt"
 	"net/url"
@@ -40,11 +42,11 @@ func listRendered[T, R any](q url.Values, key string, items []T, acc accessor[T]
 		items = slices.DeleteFunc(items, func(t T) bool { return acc.name(t) != name })
 	}
 	if ls := q.Get("label_selector"); ls != "" && acc.labels != nil {
-		sel, err := parseSelector(ls)
+		sel, err := cloud.ParseSelector(ls)
 		if err != nil {
 			return nil, errInvalid("label_selector", err.Error())
 		}
-		items = slices.DeleteFunc(items, func(t T) bool { return !sel.matches(acc.labels(t)) })
+		items = slices.DeleteFunc(items, func(t T) bool { return !sel.Matches(acc.labels(t)) })
 	}
 	if err := sortItems(items, q["sort"], acc); err != nil {
 		return nil, err

@@ -1,6 +1,8 @@
 package hcloudfake
 
 import (
+	"github.com/ohmytalos/ohmytalos/internal/cloud"
+
 	"crypto/rand"
 	"fmt"
 	"maps"
@@ -58,7 +60,7 @@ func (f *Fake) serverKind() *collection[*serverState, schema.Server] {
 // DNS-label-like keys with an optional prefix, values up to 63 characters).
 func checkLabels(labels map[string]string) error {
 	for k, v := range labels {
-		if err := checkKey(k); err != nil || len(k) > 317 {
+		if err := cloud.CheckLabelKey(k); err != nil || len(k) > 317 {
 			return errInvalid("labels", fmt.Sprintf("invalid label key %q", k))
 		}
 		if len(v) > 63 {
