@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 
@@ -73,16 +74,20 @@ func CheckToken(ctx context.Context, c *hcloud.Client, emit engine.Emit) error {
 		return fmt.Errorf("check the Hetzner token: %w", err)
 	}
 	msg := "the token is valid"
+	var rl *engine.RateLimit
 	if resp != nil {
-		if rem := resp.Header.Get("RateLimit-Remaining"); rem != "" {
-			msg += fmt.Sprintf("; API requests left this hour: %s of %s", rem, resp.Header.Get("RateLimit-Limit"))
+		rem, rerr := strconv.Atoi(resp.Header.Get("RateLimit-Remaining"))
+		lim, lerr := strconv.Atoi(resp.Header.Get("RateLimit-Limit"))
+		if rerr == nil && lerr == nil {
+			rl = &engine.RateLimit{Remaining: rem, Limit: lim}
+			msg += fmt.Sprintf("; API requests left this hour: %d of %d", rem, lim)
 		}
 	}
 	_, _, err = c.SSHKey.Update(ctx, &hcloud.SSHKey{ID: 0}, hcloud.SSHKeyUpdateOpts{Name: "ohmytalos-permission-probe"})
 	if hcloud.IsError(err, hcloud.ErrorCodeForbidden) {
 		return errors.New("the Hetzner token is read-only: ohmytalos must create servers and networks; create a token with Read & Write permission (Console > Security > API tokens) and update the secret")
 	}
-	emit(engine.Event{Kind: engine.KindLog, Resource: "token", Message: msg + "; it can write"})
+	emit(engine.Event{Kind: engine.KindLog, Resource: "token", Message: msg + "; it can write", RateLimit: rl})
 	return nil
 }
 

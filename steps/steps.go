@@ -139,7 +139,8 @@ func (d *Deps) rateEvent(emit engine.Emit) {
 		return
 	}
 	if rem, lim, ok := d.Meter.RateLimit(); ok {
-		emit(engine.Event{Kind: engine.KindLog, Message: fmt.Sprintf("Hetzner API: %d of %d requests left this hour", rem, lim), Resource: "ratelimit"})
+		emit(engine.Event{Kind: engine.KindLog, Message: fmt.Sprintf("Hetzner API: %d of %d requests left this hour", rem, lim), Resource: "ratelimit",
+			RateLimit: &engine.RateLimit{Remaining: rem, Limit: lim}})
 	}
 }
 

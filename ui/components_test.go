@@ -4,30 +4,25 @@ import (
 	"strings"
 	"testing"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/netplan"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 )
 
-func TestRateRemaining(t *testing.T) {
-	for _, tc := range []struct {
-		msg  string
-		want int
-		ok   bool
-	}{
-		{"token accepted; ratelimit-remaining: 3598", 3598, true},
-		{"RateLimit-Remaining=12", 12, true},
-		{"3400 API requests remaining", 3400, true},
-		{"17 requests remaining this hour", 17, true},
-		{"Hetzner API: 3412 of 3600 requests left this hour", 3412, true},
-		{"the token is valid; API requests left this hour: 3597 of 3600; it can write", 3597, true},
-		{"created server demo-cp-1", 0, false},
-		{"", 0, false},
-	} {
-		got, ok := rateRemaining(tc.msg)
-		if got != tc.want || ok != tc.ok {
-			t.Errorf("rateRemaining(%q) = %d, %v; want %d, %v", tc.msg, got, ok, tc.want, tc.ok)
-		}
+func TestRateLimitFromEvents(t *testing.T) {
+	g := &guard{t: t}
+	b, _ := testBackend(t, g)
+	m := New(b, Options{Width: 120, Height: 40, NoColor: true}).(*Model)
+	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+	m.observe(engine.Event{Step: "secrets", Kind: engine.KindLog, Message: "created server demo-cp-1"})
+	if m.c.rateRemaining != -1 {
+		t.Errorf("an event without a rate limit changed it to %d", m.c.rateRemaining)
+	}
+	m.observe(engine.Event{Step: "pools", Kind: engine.KindLog, RateLimit: &engine.RateLimit{Remaining: 3412, Limit: 3600}})
+	if !strings.Contains(m.View(), "API 3412 left") {
+		t.Errorf("status bar does not show the requests left:\n%s", m.View())
 	}
 }
 

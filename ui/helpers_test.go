@@ -117,7 +117,7 @@ func (s *fakeStep) Apply(ctx context.Context, env *engine.Env, emit engine.Emit)
 		ref := env.Spec.Secrets.HCloudToken
 		emit(engine.Event{Kind: engine.KindProgress, Message: fmt.Sprintf("looking up %s:%s", ref.Provider, ref.Ref)})
 		emit(engine.Event{Kind: engine.KindLog, Message: "token found (64 characters)"})
-		emit(engine.Event{Kind: engine.KindLog, Message: "token accepted by the API; ratelimit-remaining: 3598"})
+		emit(engine.Event{Kind: engine.KindLog, Message: "token accepted by the API; ratelimit-remaining: 3598", RateLimit: &engine.RateLimit{Remaining: 3598, Limit: 3600}})
 		return nil
 	}
 	for i, r := range s.resources(env.Spec) {

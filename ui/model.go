@@ -2,8 +2,6 @@ package ui
 
 import (
 	"context"
-	"regexp"
-	"strconv"
 	"time"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -232,8 +230,8 @@ func (m *Model) observe(ev engine.Event) {
 	if !ev.Time.IsZero() {
 		c.now = ev.Time
 	}
-	if n, ok := rateRemaining(ev.Message); ok {
-		c.rateRemaining = n
+	if ev.RateLimit != nil {
+		c.rateRemaining = ev.RateLimit.Remaining
 	}
 	st := c.status[ev.Step]
 	st.Name = ev.Step
@@ -248,25 +246,6 @@ func (m *Model) observe(ev engine.Event) {
 		return
 	}
 	c.status[ev.Step] = st
-}
-
-// rateRemainingRe matches how steps report Hetzner's RateLimit-Remaining
-// header in an event message: "Hetzner API: 3412 of 3600 requests left
-// this hour" (steps.Deps.rateEvent), "API requests left this hour: 3412 of
-// 3600" (steps.CheckToken), "ratelimit-remaining: 3412" or "3412 API
-// requests remaining".
-var rateRemainingRe = regexp.MustCompile(`(?i)(?:(\d+)\s+of\s+\d+\s+requests\s+left)|(?:requests\s+left[^:\d]*:\s*(\d+))|(?:ratelimit-remaining[:=]\s*(\d+))|(?:(\d+)\s+(?:api\s+)?requests\s+remaining)`)
-
-// rateRemaining extracts the requests remaining from an event message.
-func rateRemaining(msg string) (int, bool) {
-	sm := rateRemainingRe.FindStringSubmatch(msg)
-	for _, v := range sm[min(1, len(sm)):] {
-		if v != "" {
-			n, err := strconv.Atoi(v)
-			return n, err == nil
-		}
-	}
-	return 0, false
 }
 
 // resize lays the shell out for a terminal of w x h.

@@ -39,6 +39,15 @@ type Event struct {
 	Total    int64         `json:"total,omitempty"`
 	Error    string        `json:"error,omitempty"`
 	Elapsed  time.Duration `json:"elapsed,omitempty"`
+	// RateLimit is Hetzner's API budget as last reported (RateLimit-*
+	// headers), on events that carry it.
+	RateLimit *RateLimit `json:"rateLimit,omitempty"`
+}
+
+// RateLimit is how many API requests are left of the hourly limit.
+type RateLimit struct {
+	Remaining int `json:"remaining"`
+	Limit     int `json:"limit"`
 }
 
 // Emit sends an event.
