@@ -15,6 +15,7 @@ import (
 	"os"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/term"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
@@ -53,9 +54,10 @@ type Backend struct {
 	Adapt func(*spec.Spec) (netplan.Layout, pricing.Usage)
 	// Redact scrubs secret values from engine events and errors; optional.
 	Redact func(string) string
-	// Doctor builds the doctor screen for the done screen's "d" key; nil
-	// hides the key. It must only construct: checks run in commands.
-	Doctor func() tea.Model
+	// Doctor builds the doctor screen for the done screen's "d" key with
+	// the wizard's renderer; nil hides the key. It must only construct:
+	// checks run in commands.
+	Doctor func(r *lipgloss.Renderer) tea.Model
 }
 
 // Options tune the UI.

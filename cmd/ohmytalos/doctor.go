@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 
 	"github.com/spf13/cobra"
 
@@ -54,7 +55,11 @@ Checks: ` + strings.Join(checkIDs(), ", "),
 			out := cmd.OutOrStdout()
 			run := redactedRun(env, rt.redact)
 			if !asJSON && isTerminal(os.Stdin) && isTerminal(out) {
-				m := doctorui.New(run, doctor.Checks(), doctorui.Options{Sandbox: rt.deps.Sandbox, Notes: notes, NoColor: g.noColor})
+				// Query the terminal before the program reads it.
+				r := lipgloss.NewRenderer(out)
+				r.ColorProfile()
+				r.HasDarkBackground()
+				m := doctorui.New(run, doctor.Checks(), doctorui.Options{Sandbox: rt.deps.Sandbox, Notes: notes, NoColor: g.noColor, Renderer: r})
 				final, err := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(cmd.Context())).Run()
 				if err != nil {
 					return &exitError{code: 2, err: err}

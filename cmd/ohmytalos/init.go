@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 	"github.com/spf13/cobra"
 
 	"github.com/ohmytalos/ohmytalos/internal/doctor"
@@ -61,7 +62,7 @@ func runInit(cmd *cobra.Command, g *globals) error {
 		Versions:   fc.Versions,
 		Adapt:      func(s *spec.Spec) (netplan.Layout, pricing.Usage) { return s.Layout(), s.Usage() },
 		Redact:     rt.redact,
-		Doctor: func() tea.Model {
+		Doctor: func(r *lipgloss.Renderer) tea.Model {
 			// Constructs only: the sources are gathered when the checks
 			// run, in the screen's command goroutine.
 			run := func(ctx context.Context, ids []string, report func(doctor.Result)) []doctor.Result {
@@ -69,7 +70,7 @@ func runInit(cmd *cobra.Command, g *globals) error {
 				defer closeSrc()
 				return redactedRun(env, rt.redact)(ctx, ids, report)
 			}
-			return doctorui.New(run, doctor.Checks(), doctorui.Options{Sandbox: rt.deps.Sandbox, NoColor: g.noColor, Embedded: true})
+			return doctorui.New(run, doctor.Checks(), doctorui.Options{Sandbox: rt.deps.Sandbox, NoColor: g.noColor, Embedded: true, Renderer: r})
 		},
 	}
 	rt.env.Log.Info("wizard started", "spec", g.config, "sandbox", rt.deps.Sandbox, "resume", resume)

@@ -42,6 +42,10 @@ type Options struct {
 	// Embedded makes q go back to the hosting program (a ClosedMsg)
 	// instead of quitting it.
 	Embedded bool
+	// Renderer draws the styles; nil makes one on stdout. Pass one whose
+	// colour profile and background were already queried: a lazy query
+	// from View would read the terminal bubbletea is reading.
+	Renderer *lipgloss.Renderer
 }
 
 // ClosedMsg is sent when an embedded doctor screen is closed.
@@ -53,7 +57,7 @@ var ErrNoTTY = errors.New("the doctor's full-screen view needs a terminal; in sc
 // New returns the doctor screen. It starts running every check as soon as
 // the program initialises it; run is called only from command goroutines.
 func New(run func(ctx context.Context, ids []string, report func(doctor.Result)) []doctor.Result, checks []doctor.Check, o Options) tea.Model {
-	return newModel(context.Background(), run, checks, o, nil)
+	return newModel(context.Background(), run, checks, o, o.Renderer)
 }
 
 // Run shows the doctor screen full screen until the operator quits. The
@@ -68,7 +72,13 @@ func Run(ctx context.Context, run func(ctx context.Context, ids []string, report
 	if run == nil {
 		return errors.New("the doctor screen needs a function that runs the checks: this is a bug in the caller, please report it")
 	}
-	m := newModel(ctx, run, checks, o, lipgloss.NewRenderer(os.Stdout))
+	r := o.Renderer
+	if r == nil {
+		r = lipgloss.NewRenderer(os.Stdout)
+	}
+	r.ColorProfile() // query the terminal before the program reads it
+	r.HasDarkBackground()
+	m := newModel(ctx, run, checks, o, r)
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx))
 	_, err := p.Run()
 	m.stop()
