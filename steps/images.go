@@ -65,12 +65,12 @@ func imageNeeds(sp *spec.Spec) ([]need, map[string]string, error) {
 	}
 	seen := map[string]bool{}
 	var out []need
-	for _, n := range sp.Nodes() {
-		name, _ := sp.SchematicFor(n.Pool)
-		k := imaging.Key{SchematicID: ids[name], TalosVersion: sp.Talos.Version, Arch: spec.Arch(n.ServerType)}
+	for _, im := range sp.Images() {
+		// Two schematic names with the same content share one image.
+		k := imaging.Key{SchematicID: ids[im.Schematic], TalosVersion: sp.Talos.Version, Arch: im.Arch}
 		if !seen[imageKey(k)] {
 			seen[imageKey(k)] = true
-			out = append(out, need{schematic: name, key: k})
+			out = append(out, need{schematic: im.Schematic, key: k})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return imageKey(out[i].key) < imageKey(out[j].key) })

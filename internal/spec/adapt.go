@@ -45,14 +45,8 @@ func (s *Spec) Usage() pricing.Usage {
 	if s.Endpoint.Mode == EndpointLoadBalancer {
 		u.LoadBalancers = append(u.LoadBalancers, pricing.LBUsage{Name: "api load balancer", Type: s.LoadBalancer.Type, Location: s.LoadBalancer.Location})
 	}
-	seen := map[string]bool{}
-	for _, n := range s.Nodes() {
-		name, _ := s.SchematicFor(n.Pool)
-		k := name + "-" + Arch(n.ServerType)
-		if !seen[k] {
-			seen[k] = true
-			u.Snapshots = append(u.Snapshots, pricing.SnapshotUsage{Name: k, SizeGB: SnapshotSizeGB})
-		}
+	for _, im := range s.Images() {
+		u.Snapshots = append(u.Snapshots, pricing.SnapshotUsage{Name: im.String(), SizeGB: SnapshotSizeGB})
 	}
 	return u
 }
@@ -66,4 +60,27 @@ func (s *Spec) layoutProblems() Problems {
 		}
 	}
 	return ps
+}
+
+// Image is one Talos snapshot the nodes boot from: a schematic (by name)
+// built for an architecture.
+type Image struct {
+	Schematic, Arch string
+}
+
+func (i Image) String() string { return i.Schematic + "-" + i.Arch }
+
+// Images lists the images the nodes need, in node order, each once.
+func (s *Spec) Images() []Image {
+	var out []Image
+	seen := map[Image]bool{}
+	for _, n := range s.Nodes() {
+		name, _ := s.SchematicFor(n.Pool)
+		im := Image{Schematic: name, Arch: Arch(n.ServerType)}
+		if !seen[im] {
+			seen[im] = true
+			out = append(out, im)
+		}
+	}
+	return out
 }
