@@ -191,13 +191,7 @@ func (s *Bootstrap) talosconfig(ctx context.Context, env *engine.Env, nodes []no
 // checkVIPLink fails fast when the VIP's link does not exist on the node:
 // Talos would silently never claim it (field notes, pitfall 1).
 func checkVIPLink(ctx context.Context, c *talosapi.Client, sp *spec.Spec) error {
-	link := sp.ControlPlane.VIPLink
-	if link == "" {
-		link = "eth1"
-		if !sp.PublicNetwork.IPv4 && !sp.PublicNetwork.IPv6 {
-			link = "eth0"
-		}
-	}
+	link := vipLink(sp)
 	links, err := c.Links(ctx)
 	if err != nil {
 		return fmt.Errorf("list links: %w", err)

@@ -142,7 +142,7 @@ func (d *Deps) clusterInput(ctx context.Context, env *engine.Env) (talos.Cluster
 	c := talos.Cluster{
 		Name: sp.Name, TalosVersion: sp.Talos.Version, KubernetesVersion: sp.Kubernetes.Version,
 		PodCIDR: sp.Network.Pods, ServiceCIDR: sp.Network.Services, NodeCIDR: sp.Network.CIDR,
-		VIP: sp.ControlPlane.VIP, VIPLink: sp.ControlPlane.VIPLink, PublicIPv4: sp.PublicNetwork.IPv4,
+		VIP: sp.ControlPlane.VIP, VIPLink: vipLink(sp), PublicIPv4: sp.PublicNetwork.IPv4 || sp.PublicNetwork.IPv6,
 		HCloudToken: strings.TrimSpace(tok.Reveal()), DiskPassphrase: string(disk),
 	}
 	if r := sp.Secrets.TailscaleAuthKey; r != nil {

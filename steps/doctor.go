@@ -87,7 +87,10 @@ func DoctorEnv(ctx context.Context, d *Deps, env *engine.Env, o DoctorOptions) (
 	return de, closeAll, notes
 }
 
-// vipLink is the link the rendered configs put the VIP on.
+// vipLink is the link the rendered configs put the VIP on: the one place
+// this is decided (configs, the bootstrap check and the doctor use it).
+// Talos' hcloud platform boots with net.ifnames=0: the private NIC is eth1
+// behind any public NIC (IPv4 or IPv6 only), eth0 on private-only servers.
 func vipLink(sp *spec.Spec) string {
 	if sp.ControlPlane.VIPLink != "" {
 		return sp.ControlPlane.VIPLink

@@ -1,6 +1,7 @@
 package steps
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -27,5 +28,42 @@ func TestCheckServerTypes(t *testing.T) {
 		if p.Fix == "" || !strings.Contains(p.Reason, "c") {
 			t.Errorf("problem without fix: %+v", p)
 		}
+	}
+}
+
+func TestVIPLinkFollowsThePublicNIC(t *testing.T) {
+	s := spec.Default("demo")
+	cases := []struct {
+		ipv4, ipv6 bool
+		override   string
+		want       string
+	}{
+		{true, true, "", "eth1"},
+		{false, true, "", "eth1"}, // an IPv6-only public NIC is still eth0
+		{false, false, "", "eth0"},
+		{true, true, "ens10", "ens10"},
+	}
+	for _, c := range cases {
+		s.PublicNetwork = &spec.PublicNetwork{IPv4: c.ipv4, IPv6: c.ipv6}
+		s.ControlPlane.VIPLink = c.override
+		if got := vipLink(s); got != c.want {
+			t.Errorf("ipv4=%v ipv6=%v override=%q: %s, want %s", c.ipv4, c.ipv6, c.override, got, c.want)
+		}
+	}
+}
+
+// TestRenderedVIPLinkIPv6Only renders the control plane config of a spec
+// whose servers have only a public IPv6: the private NIC is still eth1, and
+// that is where the config must put the VIP.
+func TestRenderedVIPLinkIPv6Only(t *testing.T) {
+	w := newWorld(t, "../examples/seed.yaml")
+	w.spec.PublicNetwork = &spec.PublicNetwork{IPv4: false, IPv6: true}
+	rendered, err := RenderConfigs(context.Background(), w.deps(), w.env(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := string(rendered[spec.RoleControlPlane].Config)
+	if !strings.Contains(cp, "kind: HCloudVIPConfig") || !strings.Contains(cp, "link: eth1") {
+		t.Errorf("VIP not on eth1 for an IPv6-only public NIC:\n%s", cp)
 	}
 }
