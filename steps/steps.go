@@ -42,6 +42,9 @@ type Deps struct {
 	// Timeouts for waiting on nodes (default 15 minutes).
 	NodeTimeout time.Duration
 
+	// lookupMu serializes secret lookups and client creation: steps run
+	// concurrently, and one bw unlock prompt or API client is enough.
+	lookupMu sync.Mutex
 	mu       sync.Mutex
 	values   map[string]secrets.Value
 	client   *hcloud.Client
@@ -65,6 +68,12 @@ func toRef(r spec.SecretRef) secrets.Ref {
 
 // Secret looks a reference up once per process and caches the value.
 func (d *Deps) Secret(ctx context.Context, field string, ref spec.SecretRef) (secrets.Value, error) {
+	d.lookupMu.Lock()
+	defer d.lookupMu.Unlock()
+	return d.secret(ctx, field, ref)
+}
+
+func (d *Deps) secret(ctx context.Context, field string, ref spec.SecretRef) (secrets.Value, error) {
 	key := toRef(ref).String()
 	d.mu.Lock()
 	v, ok := d.values[key]
@@ -93,13 +102,15 @@ func (d *Deps) Secret(ctx context.Context, field string, ref spec.SecretRef) (se
 
 // HCloud returns the Hetzner client, looking the token up on first use.
 func (d *Deps) HCloud(ctx context.Context, s *spec.Spec) (*hcloud.Client, error) {
+	d.lookupMu.Lock()
+	defer d.lookupMu.Unlock()
 	d.mu.Lock()
 	c := d.client
 	d.mu.Unlock()
 	if c != nil {
 		return c, nil
 	}
-	tok, err := d.Secret(ctx, "secrets.hcloudToken", s.Secrets.HCloudToken)
+	tok, err := d.secret(ctx, "secrets.hcloudToken", s.Secrets.HCloudToken)
 	if err != nil {
 		return nil, err
 	}
