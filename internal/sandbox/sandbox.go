@@ -92,21 +92,23 @@ func Start(ctx context.Context, o Options) (*Sandbox, error) {
 		s.tmpDir, o.WorkDir = d, d
 		s.opts.WorkDir = d
 	}
-	s.Talos = talosfake.NewCluster()
-	s.Factory = factoryfake.New()
-	s.HCloud = hcloudfake.New(hcloudfake.Options{
-		Token: o.Token, ReadOnly: o.ReadOnly, ActionDuration: o.ActionDuration, Durations: o.Durations,
-		AllocateIPv4: s.allocateIP, Hooks: hooks{s},
-	})
-	if o.Latency > 0 {
-		s.HCloud.SetLatency("/", o.Latency)
-	}
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("sandbox listen on %s: %w", o.Addr, err)
 	}
 	s.ln = ln
+	base := "http://" + ln.Addr().String()
+	s.HCloudURL, s.FactoryURL = base+"/v1", base+"/factory"
+	s.Factory = factoryfake.New()
+	s.HCloud = hcloudfake.New(hcloudfake.Options{
+		Token: o.Token, ReadOnly: o.ReadOnly, ActionDuration: o.ActionDuration, Durations: o.Durations,
+		AllocateIPv4: s.allocateIP, Hooks: hooks{s},
+	})
+	s.Talos = talosfake.NewCluster(talosfake.ClusterOptions{HCloudEndpoint: s.HCloudURL, Admit: s.HCloud.FirewallAdmits})
+	if o.Latency > 0 {
+		s.HCloud.SetLatency("/", o.Latency)
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", http.StripPrefix("/v1", s.HCloud))
 	mux.Handle("/factory/", http.StripPrefix("/factory", s.Factory))
@@ -114,8 +116,6 @@ func Start(ctx context.Context, o Options) (*Sandbox, error) {
 		http.Error(w, "ohmytalos sandbox: Hetzner API under /v1, Image Factory under /factory", http.StatusNotFound)
 	})
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	base := "http://" + ln.Addr().String()
-	s.HCloudURL, s.FactoryURL = base+"/v1", base+"/factory"
 	go func() { _ = s.srv.Serve(ln) }()
 	return s, nil
 }

@@ -75,9 +75,13 @@ type ServerInfo struct {
 	// RescueSSHKeys are the authorized public keys (OpenSSH format) of the rescue system.
 	RescueSSHKeys []string
 	ImageID       int64
-	Labels        map[string]string
-	ServerType    string
-	Location      string
+	// ImageType and ImageLabels describe the image the server was created
+	// from ("system", "snapshot", ...), as GET /images/{id} would.
+	ImageType   string
+	ImageLabels map[string]string
+	Labels      map[string]string
+	ServerType  string
+	Location    string
 }
 
 // Stats counts the requests a Fake has served.

@@ -2,6 +2,7 @@ package hcloudfake
 
 import (
 	"maps"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -66,6 +67,16 @@ func (f *Fake) Servers() []ServerInfo {
 		out = append(out, f.servers[id].info())
 	}
 	return out
+}
+
+// FirewallAdmits reports whether a TCP connection from remote to port of
+// the server gets through the firewalls applied to it. Hetzner firewalls
+// deny inbound by default once applied: with at least one firewall applied,
+// only what some inbound rule allows gets through; a server without any
+// firewall receives everything.
+func (f *Fake) FirewallAdmits(serverID int64, remote netip.Addr, port int) bool {
+	// TODO(strict sandbox): evaluate the applied firewalls' inbound rules.
+	return true
 }
 
 // Counts returns the number of resources per kind: "servers", "networks",

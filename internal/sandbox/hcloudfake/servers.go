@@ -26,6 +26,8 @@ type serverState struct {
 	rescueKeys []string // authorized keys of the rescue system, OpenSSH format
 	inRescue   bool     // the current boot is into the rescue system
 	imageID    int64
+	imageType  string
+	imageLabel map[string]string // the image's labels when the server was created
 	pgroup     int64
 }
 
@@ -33,7 +35,7 @@ type serverState struct {
 func (ss *serverState) info() ServerInfo {
 	info := ServerInfo{ID: ss.s.ID, Name: ss.s.Name, PublicIPv4: ss.s.PublicNet.IPv4.IP, UserData: ss.userData,
 		Rescue: ss.inRescue, RescueSSHKeys: slices.Clone(ss.rescueKeys), ImageID: ss.imageID,
-		Labels: maps.Clone(ss.s.Labels), ServerType: ss.s.ServerType.Name, Location: ss.s.Location.Name}
+		ImageType: ss.imageType, ImageLabels: maps.Clone(ss.imageLabel), Labels: maps.Clone(ss.s.Labels), ServerType: ss.s.ServerType.Name, Location: ss.s.Location.Name}
 	for _, pn := range ss.s.PrivateNet {
 		info.PrivateIPs = append(info.PrivateIPs, pn.IP)
 	}
@@ -167,7 +169,7 @@ func (f *Fake) createServer(rq *request) (int, any, error) {
 
 	id := f.nextID()
 	now := rq.now.UTC().Truncate(time.Second)
-	ss := &serverState{userData: req.UserData, imageID: img.ID, pgroup: req.PlacementGroup}
+	ss := &serverState{userData: req.UserData, imageID: img.ID, imageType: img.Type, imageLabel: maps.Clone(img.Labels), pgroup: req.PlacementGroup}
 	ss.s = schema.Server{ID: id, Name: req.Name, Status: "initializing", Created: now, ServerType: st,
 		IncludedTraffic: 20 * tib, Location: loc, Image: img, Labels: labels, PrimaryDiskSize: st.Disk,
 		PrivateNet: []schema.ServerPrivateNet{}}

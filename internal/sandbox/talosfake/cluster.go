@@ -14,6 +14,7 @@ import (
 // node's machine config; etcd state, bootstrap count and the VIP holder are
 // kept per Talos cluster.
 type Cluster struct {
+	opts     ClusterOptions
 	mu       sync.Mutex
 	nodes    map[int64]*Node
 	seq      uint64
@@ -34,9 +35,21 @@ type talosCluster struct {
 	vipHolder int64
 }
 
+// ClusterOptions connect the fake Talos nodes to the rest of the sandbox.
+type ClusterOptions struct {
+	// HCloudEndpoint is the Hetzner API the nodes' Hetzner integrations
+	// (the HCloud VIP, the cloud controller) talk to, as HCLOUD_ENDPOINT
+	// would set it; "" means none is reachable.
+	HCloudEndpoint string
+	// Admit reports whether a connection from remote to port of the server
+	// gets through the server's Hetzner firewalls; nil admits everything.
+	Admit func(serverID int64, remote netip.Addr, port int) bool
+}
+
 // NewCluster returns an empty registry.
-func NewCluster() *Cluster {
+func NewCluster(o ClusterOptions) *Cluster {
 	return &Cluster{
+		opts:      o,
 		nodes:     map[int64]*Node{},
 		clusters:  map[string]*talosCluster{},
 		persisted: map[int64][]byte{},

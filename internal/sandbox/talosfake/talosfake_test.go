@@ -55,7 +55,7 @@ type env struct {
 func newEnv(t *testing.T) *env {
 	t.Helper()
 
-	return &env{t: t, tf: talosfake.NewCluster(), pfx: fixture.LoopbackPrefix()}
+	return &env{t: t, tf: talosfake.NewCluster(talosfake.ClusterOptions{}), pfx: fixture.LoopbackPrefix()}
 }
 
 func (e *env) start(id int64, cfg []byte, mod func(*talosfake.NodeOptions)) *talosfake.Node {

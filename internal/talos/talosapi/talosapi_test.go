@@ -40,7 +40,7 @@ func startSandbox(t *testing.T, vipLink string) *sandbox {
 		t.Fatal(err)
 	}
 
-	s := &sandbox{fx: fx, tf: talosfake.NewCluster(), ipPfx: fixture.LoopbackPrefix()}
+	s := &sandbox{fx: fx, tf: talosfake.NewCluster(talosfake.ClusterOptions{}), ipPfx: fixture.LoopbackPrefix()}
 
 	start := func(i int, cfg []byte) *talosfake.Node {
 		n, err := s.tf.StartNode(t.Context(), talosfake.NodeOptions{
