@@ -111,7 +111,7 @@ func (e *events) actions() map[string]int {
 	out := map[string]int{}
 	for _, ev := range e.all {
 		if ev.Kind == engine.KindResource {
-			out[ev.Action]++
+			out[string(ev.Action)]++
 		}
 	}
 	return out
@@ -124,7 +124,7 @@ func (e *events) stepTimes() map[string]time.Duration {
 	out := map[string]time.Duration{}
 	for _, ev := range e.all {
 		if ev.Kind == engine.KindDone {
-			out[ev.Step] = ev.Elapsed
+			out[string(ev.Step)] = ev.Elapsed
 		}
 	}
 	return out

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
@@ -23,7 +24,7 @@ import (
 type Bootstrap struct{ d *Deps }
 
 // Name implements engine.Step.
-func (s *Bootstrap) Name() string { return "bootstrap" }
+func (s *Bootstrap) Name() engine.StepName { return engine.StepBootstrap }
 
 // Title implements engine.Step.
 func (s *Bootstrap) Title() string { return "Bootstrap: Talos, etcd, kubeconfig" }
@@ -104,19 +105,22 @@ func (s *Bootstrap) Apply(ctx context.Context, env *engine.Env, emit engine.Emit
 	}()
 	wctx, cancel := context.WithTimeout(ctx, s.d.nodeTimeout())
 	defer cancel()
-	err = parallel(wctx, len(nodes), len(nodes), func(ctx context.Context, i int) error {
-		c, err := talosapi.Connect(ctx, tc, nodes[i].ip)
-		if err != nil {
-			return fmt.Errorf("%s: %w", nodes[i].node.Name, err)
-		}
-		clients[i] = c
-		if err := c.WaitReady(ctx); err != nil {
-			return fmt.Errorf("%s (%s): Talos API not ready: %w", nodes[i].node.Name, nodes[i].ip, err)
-		}
-		emit(engine.Event{Kind: engine.KindResource, Action: "ready", Resource: "node/" + nodes[i].node.Name, Message: "Talos API up on " + nodes[i].ip})
-		return nil
-	})
-	if err != nil {
+	g, gctx := errgroup.WithContext(wctx)
+	for i := range nodes {
+		g.Go(func() error {
+			c, err := talosapi.Connect(gctx, tc, nodes[i].ip)
+			if err != nil {
+				return fmt.Errorf("%s: %w", nodes[i].node.Name, err)
+			}
+			clients[i] = c
+			if err := c.WaitReady(gctx); err != nil {
+				return fmt.Errorf("%s (%s): Talos API not ready: %w", nodes[i].node.Name, nodes[i].ip, err)
+			}
+			emit(engine.Event{Kind: engine.KindResource, Action: "ready", Resource: "node/" + nodes[i].node.Name, Message: "Talos API up on " + nodes[i].ip})
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
 		return err
 	}
 	first := clients[0] // nodes are ordered control planes first

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 	"github.com/siderolabs/talos/pkg/machinery/config/generate/secrets"
@@ -20,10 +21,16 @@ import (
 
 // Configs creates the cluster's Talos secrets once, then renders and
 // validates every node group's machine config before any server exists.
-type Configs struct{ d *Deps }
+// It keeps what it rendered: the servers step of the same run reuses it.
+type Configs struct {
+	d *Deps
+
+	mu    sync.Mutex
+	cache map[string]map[string]talos.Rendered // spec hash/state dir -> configs
+}
 
 // Name implements engine.Step.
-func (s *Configs) Name() string { return "configs" }
+func (s *Configs) Name() engine.StepName { return engine.StepConfigs }
 
 // Title implements engine.Step.
 func (s *Configs) Title() string { return "Configs: Talos secrets and machine configs" }
@@ -52,7 +59,7 @@ func (s *Configs) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error
 	}
 	p.Items = append(p.Items, engine.PlanItem{Action: a, Kind: "talos-secrets", Name: env.Spec.Name, Detail: "encrypted at rest with age"})
 	for _, g := range groups(env.Spec) {
-		p.Items = append(p.Items, engine.PlanItem{Action: "render", Kind: "machine-config", Name: g.Pool, Detail: g.Role})
+		p.Items = append(p.Items, engine.PlanItem{Action: engine.ActionRender, Kind: "machine-config", Name: g.Pool, Detail: g.Role})
 	}
 	return p, nil
 }
@@ -62,7 +69,7 @@ func (s *Configs) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) 
 	if _, err := s.ensureSecrets(env, emit); err != nil {
 		return err
 	}
-	rendered, err := s.d.renderAll(ctx, env)
+	rendered, err := s.renderAll(ctx, env)
 	if err != nil {
 		return err
 	}
@@ -186,24 +193,24 @@ func (d *Deps) apiLBAddress(ctx context.Context, env *engine.Env) (string, error
 
 // renderAll renders every group's config; it is deterministic for a given
 // secrets bundle and spec, so servers regenerate exactly what was checked.
-func (d *Deps) renderAll(ctx context.Context, env *engine.Env) (map[string]talos.Rendered, error) {
+func (s *Configs) renderAll(ctx context.Context, env *engine.Env) (map[string]talos.Rendered, error) {
 	// Rendering and validating is CPU work (about a second); the servers
 	// step reuses what the configs step of the same process rendered.
 	key := env.Spec.Hash() + "/" + env.State.Dir()
-	d.mu.Lock()
-	cached, ok := d.rendered[key]
-	d.mu.Unlock()
+	s.mu.Lock()
+	cached, ok := s.cache[key]
+	s.mu.Unlock()
 	if ok {
 		return cached, nil
 	}
-	out, err := d.render(ctx, env)
+	out, err := s.d.render(ctx, env)
 	if err == nil {
-		d.mu.Lock()
-		if d.rendered == nil {
-			d.rendered = map[string]map[string]talos.Rendered{}
+		s.mu.Lock()
+		if s.cache == nil {
+			s.cache = map[string]map[string]talos.Rendered{}
 		}
-		d.rendered[key] = out
-		d.mu.Unlock()
+		s.cache[key] = out
+		s.mu.Unlock()
 	}
 	return out, err
 }
@@ -261,9 +268,9 @@ func snapshotFor(env *engine.Env, n spec.Node) (*hcloud.Image, error) {
 // RenderConfigs creates the cluster's Talos secrets if needed and renders
 // every node group's validated machine config (for review or GitOps).
 func RenderConfigs(ctx context.Context, d *Deps, env *engine.Env) (map[string]talos.Rendered, error) {
-	s := &Configs{d}
+	s := &Configs{d: d}
 	if _, err := s.ensureSecrets(env, func(engine.Event) {}); err != nil {
 		return nil, err
 	}
-	return d.renderAll(ctx, env)
+	return s.renderAll(ctx, env)
 }

@@ -3,6 +3,9 @@ package steps
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 
@@ -11,7 +14,14 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/state"
 )
 
-// resourceOps finds or creates one kind of Hetzner resource.
+// resourceOps is how one kind of Hetzner resource is reconciled. Every
+// kind (network, placement group, firewall, load balancer, server,
+// volume) goes through the same shape, after cluster-api-provider-hetzner's
+// findServer and reconcile functions (syself/cluster-api-provider-hetzner,
+// pkg/services/hcloud/server/server.go): get by the stored ID, else list
+// by labels (two matches is an error), else create (adopting after a lost
+// create response), then compare with the spec and update in place what
+// Hetzner can change, reporting what it cannot.
 type resourceOps[T any] struct {
 	kind   string
 	get    func(ctx context.Context, id int64) (T, error) // zero T when it no longer exists
@@ -20,32 +30,47 @@ type resourceOps[T any] struct {
 	id     func(T) int64
 	name   func(T) string
 	isNil  func(T) bool
+	// diff lists how a live resource differs from the spec; changes
+	// marked Replace are those Hetzner cannot make in place. nil: none.
+	diff func(T) []engine.Change
+	// update makes the in-place changes (those not marked Replace) and
+	// returns the resource as it now is. Required when diff can return
+	// in-place changes.
+	update func(ctx context.Context, got T, changes []engine.Change) (T, error)
+	// detail describes a created resource in its event (optional).
+	detail func(T) string
 }
 
-// ensure returns the resource stored under key, else the one whose labels
-// match selector, else a new one; it checkpoints the ID either way. Two
-// matches is an error: ohmytalos never guesses.
-func ensure[T any](ctx context.Context, env *engine.Env, emit engine.Emit, step, key, selector string, ops resourceOps[T]) (T, bool, error) {
+// find returns the resource stored under key, else the one whose labels
+// match selector; found is false when there is none.
+func find[T any](ctx context.Context, st *state.Store, key, selector string, ops resourceOps[T]) (T, bool, error) {
 	var zero T
-	if r, ok := env.State.Resource(key); ok && r.ID != 0 {
+	if r, ok := st.Resource(key); ok && r.ID != 0 {
 		got, err := ops.get(ctx, r.ID)
 		if err != nil {
 			return zero, false, fmt.Errorf("get %s %d: %w", ops.kind, r.ID, err)
 		}
 		if !ops.isNil(got) {
-			emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionReuse, Resource: ops.kind + "/" + ops.name(got), ID: ops.id(got)})
-			return got, false, nil
+			return got, true, nil
 		}
 	}
 	list, err := ops.list(ctx, selector)
 	if err != nil {
 		return zero, false, fmt.Errorf("list %ss: %w", ops.kind, err)
 	}
-	got, found, err := cloud.One(list, ops.kind, selector, ops.name)
+	return cloud.One(list, ops.kind, selector, ops.name)
+}
+
+// ensure reconciles one resource: it finds it (find), else creates it,
+// checkpoints its ID, then updates in place what differs from the spec.
+// Changes Hetzner cannot make in place are reported as a warning and the
+// resource is left as it is.
+func ensure[T any](ctx context.Context, env *engine.Env, emit engine.Emit, step engine.StepName, key, selector string, ops resourceOps[T]) (T, bool, error) {
+	var zero T
+	got, found, err := find(ctx, env.State, key, selector, ops)
 	if err != nil {
 		return zero, false, err
 	}
-	created := false
 	if !found {
 		got, err = ops.create(ctx)
 		if err != nil {
@@ -57,17 +82,159 @@ func ensure[T any](ctx context.Context, env *engine.Env, emit engine.Emit, step,
 			}
 			got = adopted
 		}
-		created = true
 	}
-	if err := env.State.PutResource(key, state.Resource{Kind: ops.kind, ID: ops.id(got), Name: ops.name(got), Step: step}); err != nil {
-		return zero, created, err
+	if err := env.State.PutResource(key, state.Resource{Kind: ops.kind, ID: ops.id(got), Name: ops.name(got), Step: string(step)}); err != nil {
+		return zero, !found, err
 	}
-	action := engine.ActionReuse
-	if created {
-		action = engine.ActionCreate
+	res := ops.kind + "/" + ops.name(got)
+	if !found {
+		ev := engine.Event{Kind: engine.KindResource, Action: engine.ActionCreate, Resource: res, ID: ops.id(got)}
+		if ops.detail != nil {
+			ev.Message = ops.detail(got)
+		}
+		emit(ev)
+		return got, true, nil
 	}
-	emit(engine.Event{Kind: engine.KindResource, Action: action, Resource: ops.kind + "/" + ops.name(got), ID: ops.id(got)})
-	return got, created, nil
+	got, err = reconcile(ctx, emit, res, got, ops)
+	return got, false, err
+}
+
+// reconcile compares a found resource with the spec and updates it.
+func reconcile[T any](ctx context.Context, emit engine.Emit, res string, got T, ops resourceOps[T]) (T, error) {
+	var changes []engine.Change
+	if ops.diff != nil {
+		changes = ops.diff(got)
+	}
+	inPlace, replace := splitChanges(changes)
+	if len(inPlace) > 0 {
+		updated, err := ops.update(ctx, got, inPlace)
+		if err != nil {
+			return got, fmt.Errorf("update %s: %w", res, err)
+		}
+		got = updated
+		emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionUpdate, Resource: res, ID: ops.id(got), Message: changeList(inPlace)})
+	}
+	if len(replace) > 0 {
+		emit(engine.Event{Kind: engine.KindWarning, Resource: res, Message: changeList(replace) +
+			"; apply left it as it is: revert the spec, or delete the resource and run apply again to create it anew"})
+	}
+	if len(changes) == 0 {
+		emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionReuse, Resource: res, ID: ops.id(got)})
+	}
+	return got, nil
+}
+
+// planItem says what apply would do to one resource: create it when it
+// cannot be found, update it (with the old and new values) when it
+// differs from the spec, replace it when Hetzner cannot change it in
+// place, and reuse it otherwise.
+func planItem[T any](ctx context.Context, st *state.Store, key, selector string, ops resourceOps[T], item engine.PlanItem) (engine.PlanItem, error) {
+	got, found, err := find(ctx, st, key, selector, ops)
+	if err != nil {
+		return item, err
+	}
+	item.Action = engine.ActionCreate
+	if !found {
+		return item, nil
+	}
+	item.Action = engine.ActionReuse
+	if ops.diff == nil {
+		return item, nil
+	}
+	item.Changes = ops.diff(got)
+	if len(item.Changes) > 0 {
+		item.Action = engine.ActionUpdate
+	}
+	if _, replace := splitChanges(item.Changes); len(replace) > 0 {
+		item.Action = engine.ActionReplace
+	}
+	return item, nil
+}
+
+func splitChanges(changes []engine.Change) (inPlace, replace []engine.Change) {
+	for _, c := range changes {
+		if c.Replace {
+			replace = append(replace, c)
+		} else {
+			inPlace = append(inPlace, c)
+		}
+	}
+	return inPlace, replace
+}
+
+func changeList(changes []engine.Change) string {
+	parts := make([]string, len(changes))
+	for i, c := range changes {
+		parts[i] = c.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// has reports whether changes include the field.
+func has(changes []engine.Change, field string) bool {
+	for _, c := range changes {
+		if c.Field == field {
+			return true
+		}
+	}
+	return false
+}
+
+// Field names of the changes the reconcile functions compare.
+const (
+	fieldLabels = "labels"
+)
+
+// labelsChange reports the labels ohmytalos sets that a resource lacks or
+// has with another value, and the owned labels it has that the spec no
+// longer wants; labels someone else added are kept.
+func labelsChange(have, want map[string]string, owned ...string) []engine.Change {
+	var missing []string
+	for k, v := range want {
+		if cur, ok := have[k]; !ok || cur != v {
+			missing = append(missing, k)
+		}
+	}
+	for _, k := range owned {
+		if _, wanted := want[k]; !wanted {
+			if _, ok := have[k]; ok {
+				missing = append(missing, k)
+			}
+		}
+	}
+	slices.Sort(missing)
+	if len(missing) == 0 {
+		return nil
+	}
+	sub := map[string]string{}
+	for _, k := range missing {
+		if v, ok := have[k]; ok {
+			sub[k] = v
+		}
+	}
+	wantSub := map[string]string{}
+	for _, k := range missing {
+		if v, ok := want[k]; ok {
+			wantSub[k] = v
+		}
+	}
+	return []engine.Change{{Field: fieldLabels, Old: cloud.Selector(sub), New: cloud.Selector(wantSub)}}
+}
+
+// mergedLabels is have with want's labels set and the owned labels want
+// lacks removed.
+func mergedLabels(have, want map[string]string, owned ...string) map[string]string {
+	out := maps.Clone(have)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, want)
+	for _, k := range owned {
+		if _, ok := want[k]; !ok {
+			delete(out, k)
+		}
+	}
+	return out
 }
 
 // adoptAfterConflict returns the one resource matching selector when err is

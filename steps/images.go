@@ -18,7 +18,7 @@ import (
 type Images struct{ d *Deps }
 
 // Name implements engine.Step.
-func (s *Images) Name() string { return "images" }
+func (s *Images) Name() engine.StepName { return engine.StepImages }
 
 // Title implements engine.Step.
 func (s *Images) Title() string { return "Images: schematics and snapshots" }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strings"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 
@@ -17,7 +18,7 @@ import (
 type Network struct{ d *Deps }
 
 // Name implements engine.Step.
-func (s *Network) Name() string { return "network" }
+func (s *Network) Name() engine.StepName { return engine.StepNetwork }
 
 // Title implements engine.Step.
 func (s *Network) Title() string { return "Network: private network and subnets" }
@@ -37,24 +38,121 @@ func subnets(s *spec.Spec) []string {
 	return out
 }
 
-// findNetwork looks the network up by stored ID, then by labels.
+// networkLookup finds the cluster network (by stored ID, then labels).
+func networkLookup(c *hcloud.Client) resourceOps[*hcloud.Network] {
+	return resourceOps[*hcloud.Network]{
+		kind: "network",
+		get: func(ctx context.Context, id int64) (*hcloud.Network, error) {
+			n, _, err := c.Network.GetByID(ctx, id)
+			return n, err
+		},
+		list: func(ctx context.Context, sel string) ([]*hcloud.Network, error) {
+			return c.Network.AllWithOpts(ctx, hcloud.NetworkListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
+		},
+		id:    func(n *hcloud.Network) int64 { return n.ID },
+		name:  func(n *hcloud.Network) string { return n.Name },
+		isNil: func(n *hcloud.Network) bool { return n == nil },
+	}
+}
+
+// findNetwork looks the network up by stored ID, then by labels; nil when
+// there is none.
 func findNetwork(ctx context.Context, c *hcloud.Client, st *state.Store, name string) (*hcloud.Network, error) {
-	if r, ok := st.Resource(keyNetwork); ok {
-		n, _, err := c.Network.GetByID(ctx, r.ID)
-		if err != nil {
-			return nil, fmt.Errorf("get network %d: %w", r.ID, err)
-		}
-		if n != nil {
-			return n, nil
-		}
-	}
-	sel := cloud.Selector(networkLabels(name))
-	list, err := c.Network.AllWithOpts(ctx, hcloud.NetworkListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
-	if err != nil {
-		return nil, fmt.Errorf("list networks: %w", err)
-	}
-	n, _, err := cloud.One(list, "network", sel, func(n *hcloud.Network) string { return n.Name })
+	n, _, err := find(ctx, st, keyNetwork, cloud.Selector(networkLabels(name)), networkLookup(c))
 	return n, err
+}
+
+// Network change fields.
+const (
+	fieldIPRange = "ip range"
+	fieldSubnets = "subnets"
+)
+
+// networkOps reconciles the network: labels and missing subnets in place;
+// another IP range needs a new network.
+func networkOps(c *hcloud.Client, sp *spec.Spec) resourceOps[*hcloud.Network] {
+	ops := networkLookup(c)
+	want := subnets(sp)
+	ops.create = func(ctx context.Context) (*hcloud.Network, error) {
+		_, rng, err := net.ParseCIDR(sp.Network.CIDR)
+		if err != nil {
+			return nil, fmt.Errorf("network.cidr: %w", err)
+		}
+		opts := hcloud.NetworkCreateOpts{Name: sp.Name, IPRange: rng, Labels: networkLabels(sp.Name)}
+		for _, sn := range want {
+			sub, err := cloudSubnet(sp, sn)
+			if err != nil {
+				return nil, err
+			}
+			opts.Subnets = append(opts.Subnets, sub)
+		}
+		n, _, err := c.Network.Create(ctx, opts)
+		if err != nil {
+			return nil, fmt.Errorf("create network %s: %w", sp.Name, err)
+		}
+		return n, nil
+	}
+	ops.detail = func(*hcloud.Network) string { return fmt.Sprintf("%s with %d subnets", sp.Network.CIDR, len(want)) }
+	ops.diff = func(n *hcloud.Network) []engine.Change {
+		var out []engine.Change
+		if have := ipString(n.IPRange); have != sp.Network.CIDR {
+			out = append(out, engine.Change{Field: fieldIPRange, Old: have, New: sp.Network.CIDR, Replace: true})
+		}
+		var have, missing []string
+		for _, sn := range n.Subnets {
+			have = append(have, ipString(sn.IPRange))
+		}
+		for _, sn := range want {
+			if !hasSubnet(n, sn) {
+				missing = append(missing, sn)
+			}
+		}
+		if len(missing) > 0 {
+			out = append(out, engine.Change{Field: fieldSubnets, Old: strings.Join(have, ", "), New: strings.Join(append(have, missing...), ", ")})
+		}
+		return append(out, labelsChange(n.Labels, networkLabels(sp.Name))...)
+	}
+	ops.update = func(ctx context.Context, n *hcloud.Network, changes []engine.Change) (*hcloud.Network, error) {
+		if has(changes, fieldLabels) {
+			if _, _, err := c.Network.Update(ctx, n, hcloud.NetworkUpdateOpts{Labels: mergedLabels(n.Labels, networkLabels(sp.Name))}); err != nil {
+				return n, fmt.Errorf("set the labels of network %s: %w", n.Name, err)
+			}
+		}
+		for _, sn := range want {
+			if hasSubnet(n, sn) {
+				continue
+			}
+			sub, err := cloudSubnet(sp, sn)
+			if err != nil {
+				return n, err
+			}
+			a, _, err := c.Network.AddSubnet(ctx, n, hcloud.NetworkAddSubnetOpts{Subnet: sub})
+			if err != nil {
+				return n, fmt.Errorf("add subnet %s to network %s: %w", sn, n.Name, err)
+			}
+			if err := c.Action.WaitFor(ctx, a); err != nil {
+				return n, fmt.Errorf("add subnet %s: %w", sn, err)
+			}
+			n.Subnets = append(n.Subnets, sub)
+		}
+		return n, nil
+	}
+	return ops
+}
+
+func cloudSubnet(sp *spec.Spec, cidr string) (hcloud.NetworkSubnet, error) {
+	_, r, err := net.ParseCIDR(cidr)
+	if err != nil {
+		return hcloud.NetworkSubnet{}, fmt.Errorf("subnet %s: %w", cidr, err)
+	}
+	return hcloud.NetworkSubnet{Type: hcloud.NetworkSubnetTypeCloud, IPRange: r, NetworkZone: hcloud.NetworkZone(sp.Network.Zone)}, nil
+}
+
+func ipString(n *net.IPNet) string {
+	if n == nil {
+		return ""
+	}
+	return n.String()
 }
 
 func hasSubnet(n *hcloud.Network, cidr string) bool {
@@ -70,24 +168,18 @@ func hasSubnet(n *hcloud.Network, cidr string) bool {
 func (s *Network) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error) {
 	p := engine.Plan{}
 	sp := env.Spec
-	r, have := env.State.Resource(keyNetwork)
-	action := engine.ActionCreate
-	if have {
-		action = engine.ActionReuse
+	item := engine.PlanItem{Kind: "network", Name: sp.Name, Detail: fmt.Sprintf("%s in %s", sp.Network.CIDR, sp.Network.Zone)}
+	c := s.d.planClient(ctx, env, &p)
+	if c == nil {
+		item.Action = stateAction(env, keyNetwork)
+		p.Items = append(p.Items, item)
+		return p, nil
 	}
-	p.Items = append(p.Items, engine.PlanItem{Action: action, Kind: "network", Name: sp.Name,
-		Detail: fmt.Sprintf("%s in %s", sp.Network.CIDR, sp.Network.Zone)})
-	done := map[string]bool{}
-	for _, c := range r.Attrs {
-		done[c] = true
+	item, err := planItem(ctx, env.State, keyNetwork, cloud.Selector(networkLabels(sp.Name)), networkOps(c, sp), item)
+	if err != nil {
+		return p, err
 	}
-	for _, sn := range subnets(sp) {
-		a := engine.ActionCreate
-		if done[sn] {
-			a = engine.ActionReuse
-		}
-		p.Items = append(p.Items, engine.PlanItem{Action: a, Kind: "subnet", Name: sn})
-	}
+	p.Items = append(p.Items, item)
 	return p, nil
 }
 
@@ -98,59 +190,11 @@ func (s *Network) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) 
 		return err
 	}
 	sp := env.Spec
-	n, err := findNetwork(ctx, c, env.State, sp.Name)
+	n, _, err := ensure(ctx, env, emit, s.Name(), keyNetwork, cloud.Selector(networkLabels(sp.Name)), networkOps(c, sp))
 	if err != nil {
 		return err
 	}
-	want := subnets(sp)
-	if n == nil {
-		_, rng, err := net.ParseCIDR(sp.Network.CIDR)
-		if err != nil {
-			return fmt.Errorf("network.cidr: %w", err)
-		}
-		opts := hcloud.NetworkCreateOpts{Name: sp.Name, IPRange: rng, Labels: networkLabels(sp.Name)}
-		for _, sn := range want {
-			_, r, err := net.ParseCIDR(sn)
-			if err != nil {
-				return fmt.Errorf("subnet %s: %w", sn, err)
-			}
-			opts.Subnets = append(opts.Subnets, hcloud.NetworkSubnet{Type: hcloud.NetworkSubnetTypeCloud, IPRange: r, NetworkZone: hcloud.NetworkZone(sp.Network.Zone)})
-		}
-		n, _, err = c.Network.Create(ctx, opts)
-		if err != nil {
-			return fmt.Errorf("create network %s: %w", sp.Name, err)
-		}
-		emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionCreate, Resource: "network/" + sp.Name, ID: n.ID,
-			Message: fmt.Sprintf("%s with %d subnets", sp.Network.CIDR, len(want))})
-	} else {
-		emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionReuse, Resource: "network/" + n.Name, ID: n.ID})
-	}
-	if err := s.record(env, n); err != nil {
-		return err
-	}
-	for _, sn := range want {
-		if hasSubnet(n, sn) {
-			continue
-		}
-		_, r, err := net.ParseCIDR(sn)
-		if err != nil {
-			return fmt.Errorf("subnet %s: %w", sn, err)
-		}
-		a, _, err := c.Network.AddSubnet(ctx, n, hcloud.NetworkAddSubnetOpts{Subnet: hcloud.NetworkSubnet{
-			Type: hcloud.NetworkSubnetTypeCloud, IPRange: r, NetworkZone: hcloud.NetworkZone(sp.Network.Zone)}})
-		if err != nil {
-			return fmt.Errorf("add subnet %s to network %s: %w", sn, n.Name, err)
-		}
-		if err := c.Action.WaitFor(ctx, a); err != nil {
-			return fmt.Errorf("add subnet %s: %w", sn, err)
-		}
-		n.Subnets = append(n.Subnets, hcloud.NetworkSubnet{IPRange: r})
-		if err := s.record(env, n); err != nil {
-			return err
-		}
-		emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionCreate, Resource: "subnet/" + sn})
-	}
-	return nil
+	return s.record(env, n)
 }
 
 // record checkpoints the network and the subnets it has.
@@ -161,5 +205,5 @@ func (s *Network) record(env *engine.Env, n *hcloud.Network) error {
 			attrs[fmt.Sprintf("subnet%d", i)] = sn.IPRange.String()
 		}
 	}
-	return env.State.PutResource(keyNetwork, state.Resource{Kind: "network", ID: n.ID, Name: n.Name, Step: s.Name(), Attrs: attrs})
+	return env.State.PutResource(keyNetwork, state.Resource{Kind: "network", ID: n.ID, Name: n.Name, Step: string(s.Name()), Attrs: attrs})
 }

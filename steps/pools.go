@@ -21,7 +21,7 @@ import (
 type Pools struct{ d *Deps }
 
 // Name implements engine.Step.
-func (s *Pools) Name() string { return "pools" }
+func (s *Pools) Name() engine.StepName { return engine.StepPools }
 
 // Title implements engine.Step.
 func (s *Pools) Title() string { return "Pools: placement groups, firewall, load balancers" }
@@ -56,6 +56,9 @@ func placementGroups(sp *spec.Spec) []pgSpec {
 	return out
 }
 
+// keyFirewall is the firewall's state key.
+const keyFirewall = "firewall"
+
 func ingressLB(sp *spec.Spec) (key, name string, labels map[string]string) {
 	return "lb/ingress", sp.Name + "-ingress", cloud.ClusterLabels(sp.Name, "ingress-lb", nil)
 }
@@ -72,22 +75,46 @@ func firewallLabels(sp *spec.Spec) map[string]string {
 func (s *Pools) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error) {
 	sp := env.Spec
 	p := engine.Plan{}
-	add := func(key, kind, name, detail string) {
-		a := engine.ActionCreate
-		if _, ok := env.State.Resource(key); ok {
-			a = engine.ActionReuse
+	c := s.d.planClient(ctx, env, &p)
+	var netw *hcloud.Network
+	if c != nil {
+		var err error
+		if netw, err = findNetwork(ctx, c, env.State, sp.Name); err != nil {
+			return p, err
 		}
-		p.Items = append(p.Items, engine.PlanItem{Action: a, Kind: kind, Name: name, Detail: detail})
+	}
+	add := func(item engine.PlanItem, key string, plan func() (engine.PlanItem, error)) error {
+		item.Action = stateAction(env, key)
+		if c != nil {
+			var err error
+			if item, err = plan(); err != nil {
+				return err
+			}
+		}
+		p.Items = append(p.Items, item)
+		return nil
 	}
 	for _, g := range placementGroups(sp) {
-		add(g.key, "placement-group", g.name, "spread")
+		item := engine.PlanItem{Kind: "placement-group", Name: g.name, Detail: "spread"}
+		if err := add(item, g.key, func() (engine.PlanItem, error) {
+			return planItem(ctx, env.State, g.key, cloud.Selector(g.labels), placementGroupOps(c, g), item)
+		}); err != nil {
+			return p, err
+		}
 	}
-	add("firewall", "firewall", sp.Name, fmt.Sprintf("50000 and 6443 from %v", sp.Firewall.Allow))
-	k, n, _ := ingressLB(sp)
-	add(k, "load-balancer", n, sp.LoadBalancer.Type+": 80, 443 -> pools with loadBalancer: true, over the private network")
-	if sp.Endpoint.Mode == spec.EndpointLoadBalancer {
-		k, n, _ := apiLB(sp)
-		add(k, "load-balancer", n, sp.LoadBalancer.Type+": 6443, 50000 -> control planes")
+	fw := engine.PlanItem{Kind: "firewall", Name: sp.Name, Detail: fmt.Sprintf("50000 and 6443 from %v", sp.Firewall.Allow)}
+	if err := add(fw, keyFirewall, func() (engine.PlanItem, error) {
+		return planItem(ctx, env.State, keyFirewall, cloud.Selector(firewallLabels(sp)), firewallOps(c, sp), fw)
+	}); err != nil {
+		return p, err
+	}
+	for _, lb := range loadBalancerSpecs(sp) {
+		item := engine.PlanItem{Kind: "load-balancer", Name: lb.name, Detail: lb.detail}
+		if err := add(item, lb.key, func() (engine.PlanItem, error) {
+			return planItem(ctx, env.State, lb.key, cloud.Selector(lb.labels), loadBalancerOps(c, sp, lb, netw, nil, nil), item)
+		}); err != nil {
+			return p, err
+		}
 	}
 	for _, a := range sp.Firewall.Allow {
 		if a == "0.0.0.0/0" || a == "::/0" {
@@ -106,7 +133,7 @@ func (s *Pools) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) er
 	}
 	sp := env.Spec
 	for _, g := range placementGroups(sp) {
-		if _, err := s.placementGroup(ctx, c, env, emit, g.key, g.name, g.labels); err != nil {
+		if _, err := s.placementGroup(ctx, c, env, emit, g); err != nil {
 			return err
 		}
 	}
@@ -134,15 +161,8 @@ func (s *Pools) loadBalancers(ctx context.Context, c *hcloud.Client, env *engine
 		return fmt.Errorf("the cluster network does not exist yet: run the network step first (ohmytalos apply --only network)")
 	}
 	pending := map[string]*hcloud.Action{}
-	key, name, labels := ingressLB(sp)
-	target := cloud.Selector(map[string]string{cloud.LabelCluster: sp.Name, cloud.LabelIngress: "true"})
-	if pending[key], err = s.loadBalancer(ctx, c, env, emit, net, key, name, labels, target, []int{80, 443}); err != nil {
-		return err
-	}
-	if sp.Endpoint.Mode == spec.EndpointLoadBalancer {
-		key, name, labels := apiLB(sp)
-		target := cloud.Selector(map[string]string{cloud.LabelCluster: sp.Name, cloud.LabelRole: spec.RoleControlPlane})
-		if pending[key], err = s.loadBalancer(ctx, c, env, emit, net, key, name, labels, target, []int{6443, 50000}); err != nil {
+	for _, lb := range loadBalancerSpecs(sp) {
+		if pending[lb.key], err = s.loadBalancer(ctx, c, env, emit, net, lb); err != nil {
 			return err
 		}
 	}
@@ -228,8 +248,15 @@ func (d *Deps) waitLBActions(ctx context.Context, c *hcloud.Client, env *engine.
 	return failed, nil
 }
 
-func (s *Pools) placementGroup(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit, key, name string, labels map[string]string) (*hcloud.PlacementGroup, error) {
-	pg, _, err := ensure(ctx, env, emit, s.Name(), key, cloud.Selector(labels), resourceOps[*hcloud.PlacementGroup]{
+func (s *Pools) placementGroup(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit, g pgSpec) (*hcloud.PlacementGroup, error) {
+	pg, _, err := ensure(ctx, env, emit, s.Name(), g.key, cloud.Selector(g.labels), placementGroupOps(c, g))
+	return pg, err
+}
+
+// placementGroupOps reconciles a spread placement group: labels in place;
+// another type needs a new group.
+func placementGroupOps(c *hcloud.Client, g pgSpec) resourceOps[*hcloud.PlacementGroup] {
+	return resourceOps[*hcloud.PlacementGroup]{
 		kind: "placement-group",
 		get: func(ctx context.Context, id int64) (*hcloud.PlacementGroup, error) {
 			pg, _, err := c.PlacementGroup.GetByID(ctx, id)
@@ -239,17 +266,30 @@ func (s *Pools) placementGroup(ctx context.Context, c *hcloud.Client, env *engin
 			return c.PlacementGroup.AllWithOpts(ctx, hcloud.PlacementGroupListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
 		},
 		create: func(ctx context.Context) (*hcloud.PlacementGroup, error) {
-			r, _, err := c.PlacementGroup.Create(ctx, hcloud.PlacementGroupCreateOpts{Name: name, Labels: labels, Type: hcloud.PlacementGroupTypeSpread})
+			r, _, err := c.PlacementGroup.Create(ctx, hcloud.PlacementGroupCreateOpts{Name: g.name, Labels: g.labels, Type: hcloud.PlacementGroupTypeSpread})
 			if err != nil {
-				return nil, fmt.Errorf("create placement group %s: %w", name, err)
+				return nil, fmt.Errorf("create placement group %s: %w", g.name, err)
 			}
 			return r.PlacementGroup, nil
 		},
 		id:    func(p *hcloud.PlacementGroup) int64 { return p.ID },
 		name:  func(p *hcloud.PlacementGroup) string { return p.Name },
 		isNil: func(p *hcloud.PlacementGroup) bool { return p == nil },
-	})
-	return pg, err
+		diff: func(p *hcloud.PlacementGroup) []engine.Change {
+			var out []engine.Change
+			if p.Type != hcloud.PlacementGroupTypeSpread {
+				out = append(out, engine.Change{Field: "type", Old: string(p.Type), New: string(hcloud.PlacementGroupTypeSpread), Replace: true})
+			}
+			return append(out, labelsChange(p.Labels, g.labels)...)
+		},
+		update: func(ctx context.Context, p *hcloud.PlacementGroup, _ []engine.Change) (*hcloud.PlacementGroup, error) {
+			got, _, err := c.PlacementGroup.Update(ctx, p, hcloud.PlacementGroupUpdateOpts{Labels: mergedLabels(p.Labels, g.labels)})
+			if err != nil {
+				return p, fmt.Errorf("set the labels of placement group %s: %w", p.Name, err)
+			}
+			return got, nil
+		},
+	}
 }
 
 // firewallRules opens the Talos and Kubernetes APIs to firewall.allow.
@@ -273,85 +313,6 @@ func firewallRules(sp *spec.Spec) []hcloud.FirewallRule {
 }
 
 func (s *Pools) firewall(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit) error {
-	sp := env.Spec
-	labels := firewallLabels(sp)
-	_, _, err := ensure(ctx, env, emit, s.Name(), "firewall", cloud.Selector(labels), resourceOps[*hcloud.Firewall]{
-		kind: "firewall",
-		get: func(ctx context.Context, id int64) (*hcloud.Firewall, error) {
-			f, _, err := c.Firewall.GetByID(ctx, id)
-			return f, err
-		},
-		list: func(ctx context.Context, sel string) ([]*hcloud.Firewall, error) {
-			return c.Firewall.AllWithOpts(ctx, hcloud.FirewallListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
-		},
-		create: func(ctx context.Context) (*hcloud.Firewall, error) {
-			r, _, err := c.Firewall.Create(ctx, hcloud.FirewallCreateOpts{
-				Name: sp.Name, Labels: labels, Rules: firewallRules(sp),
-				ApplyTo: []hcloud.FirewallResource{{
-					Type:          hcloud.FirewallResourceTypeLabelSelector,
-					LabelSelector: &hcloud.FirewallResourceLabelSelector{Selector: cloud.ClusterSelector(sp.Name)},
-				}},
-			})
-			if err != nil {
-				return nil, fmt.Errorf("create firewall %s: %w", sp.Name, err)
-			}
-			if len(r.Actions) > 0 {
-				if err := c.Action.WaitFor(ctx, r.Actions...); err != nil {
-					return nil, fmt.Errorf("apply firewall %s: %w", sp.Name, err)
-				}
-			}
-			return r.Firewall, nil
-		},
-		id:    func(f *hcloud.Firewall) int64 { return f.ID },
-		name:  func(f *hcloud.Firewall) string { return f.Name },
-		isNil: func(f *hcloud.Firewall) bool { return f == nil },
-	})
+	_, _, err := ensure(ctx, env, emit, s.Name(), keyFirewall, cloud.Selector(firewallLabels(env.Spec)), firewallOps(c, env.Spec))
 	return err
-}
-
-// loadBalancer ensures a load balancer in the network with a label-selector
-// target over private IPs and TCP services on ports; it returns the create
-// action to wait for (nil when reused).
-func (s *Pools) loadBalancer(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit, netw *hcloud.Network,
-	key, name string, labels map[string]string, target string, ports []int) (*hcloud.Action, error) {
-	sp := env.Spec
-	var action *hcloud.Action
-	_, _, err := ensure(ctx, env, emit, s.Name(), key, cloud.Selector(labels), resourceOps[*hcloud.LoadBalancer]{
-		kind: "load-balancer",
-		get: func(ctx context.Context, id int64) (*hcloud.LoadBalancer, error) {
-			lb, _, err := c.LoadBalancer.GetByID(ctx, id)
-			return lb, err
-		},
-		list: func(ctx context.Context, sel string) ([]*hcloud.LoadBalancer, error) {
-			return c.LoadBalancer.AllWithOpts(ctx, hcloud.LoadBalancerListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
-		},
-		create: func(ctx context.Context) (*hcloud.LoadBalancer, error) {
-			opts := hcloud.LoadBalancerCreateOpts{
-				Name: name, Labels: labels,
-				LoadBalancerType: &hcloud.LoadBalancerType{Name: sp.LoadBalancer.Type},
-				Location:         &hcloud.Location{Name: sp.LoadBalancer.Location},
-				Network:          netw,
-				Targets: []hcloud.LoadBalancerCreateOptsTarget{{
-					Type:          hcloud.LoadBalancerTargetTypeLabelSelector,
-					LabelSelector: hcloud.LoadBalancerCreateOptsTargetLabelSelector{Selector: target},
-					UsePrivateIP:  hcloud.Ptr(true),
-				}},
-			}
-			for _, p := range ports {
-				opts.Services = append(opts.Services, hcloud.LoadBalancerCreateOptsService{
-					Protocol: hcloud.LoadBalancerServiceProtocolTCP, ListenPort: hcloud.Ptr(p), DestinationPort: hcloud.Ptr(p),
-				})
-			}
-			r, _, err := c.LoadBalancer.Create(ctx, opts)
-			if err != nil {
-				return nil, fmt.Errorf("create load balancer %s: %w", name, err)
-			}
-			action = r.Action
-			return r.LoadBalancer, nil
-		},
-		id:    func(l *hcloud.LoadBalancer) int64 { return l.ID },
-		name:  func(l *hcloud.LoadBalancer) string { return l.Name },
-		isNil: func(l *hcloud.LoadBalancer) bool { return l == nil },
-	})
-	return action, err
 }

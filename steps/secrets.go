@@ -16,18 +16,21 @@ import (
 type Secrets struct{ d *Deps }
 
 // Name implements engine.Step.
-func (s *Secrets) Name() string { return "secrets" }
+func (s *Secrets) Name() engine.StepName { return engine.StepSecrets }
 
 // Title implements engine.Step.
 func (s *Secrets) Title() string { return "Secrets: look up and check credentials" }
 
+// actionLookup is the secrets step's plan action: it reads, never creates.
+const actionLookup engine.Action = "lookup"
+
 // Plan implements engine.Step.
 func (s *Secrets) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error) {
 	p := engine.Plan{}
-	p.Items = append(p.Items, engine.PlanItem{Action: "lookup", Kind: "secret", Name: "hcloudToken",
+	p.Items = append(p.Items, engine.PlanItem{Action: actionLookup, Kind: "secret", Name: "hcloudToken",
 		Detail: toRef(env.Spec.Secrets.HCloudToken).String()})
 	if r := env.Spec.Secrets.TailscaleAuthKey; r != nil {
-		p.Items = append(p.Items, engine.PlanItem{Action: "lookup", Kind: "secret", Name: "tailscaleAuthKey", Detail: toRef(*r).String()})
+		p.Items = append(p.Items, engine.PlanItem{Action: actionLookup, Kind: "secret", Name: "tailscaleAuthKey", Detail: toRef(*r).String()})
 	}
 	p.Notes = append(p.Notes, "secret values stay in memory; only references are written")
 	return p, nil
@@ -54,7 +57,12 @@ func (s *Secrets) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) 
 	if err != nil {
 		return err
 	}
-	return CheckToken(ctx, c, emit)
+	if err := CheckToken(ctx, c, emit); err != nil {
+		// The operator fixes the secret and retries in this process.
+		s.d.forget(ref)
+		return err
+	}
+	return nil
 }
 
 // CheckToken proves the token works with a read call, then detects a

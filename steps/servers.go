@@ -8,21 +8,24 @@ import (
 	"sync"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
-	"github.com/ohmytalos/ohmytalos/internal/state"
 )
 
 // Servers creates every node from its snapshot with its machine config as
 // user_data, attaches it to the network at its fixed private IP, and
 // powers it on. Phases run for all nodes at once, so the API sees one
 // request per node per phase plus batched action polls.
-type Servers struct{ d *Deps }
+type Servers struct {
+	d       *Deps
+	configs *Configs // renders (and caches) the machine configs
+}
 
 // Name implements engine.Step.
-func (s *Servers) Name() string { return "servers" }
+func (s *Servers) Name() engine.StepName { return engine.StepServers }
 
 // Title implements engine.Step.
 func (s *Servers) Title() string { return "Servers: create, attach, power on" }
@@ -45,14 +48,30 @@ func serverLabels(sp *spec.Spec, n spec.Node) map[string]string {
 // Plan implements engine.Step.
 func (s *Servers) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error) {
 	p := engine.Plan{}
-	for _, n := range env.Spec.Nodes() {
-		a := engine.ActionCreate
-		if _, ok := env.State.Resource(serverKey(n.Name)); ok {
-			a = engine.ActionReuse
+	c := s.d.planClient(ctx, env, &p)
+	var idx *serverIndex
+	if c != nil {
+		var err error
+		if idx, err = listServers(ctx, c, env.Spec.Name); err != nil {
+			return p, err
 		}
-		p.Items = append(p.Items, engine.PlanItem{Action: a, Kind: "server", Name: n.Name,
-			Detail: fmt.Sprintf("%s in %s, %s", n.ServerType, n.Location, n.PrivateIP)})
+	}
+	for _, n := range env.Spec.Nodes() {
+		item := engine.PlanItem{Action: stateAction(env, serverKey(n.Name)), Kind: "server", Name: n.Name,
+			Detail: fmt.Sprintf("%s in %s, %s", n.ServerType, n.Location, n.PrivateIP)}
+		if c != nil {
+			var err error
+			ops := s.serverOps(c, env, n, idx, nil)
+			if item, err = planItem(ctx, env.State, serverKey(n.Name), serverSelector(env.Spec, n), ops, item); err != nil {
+				return p, err
+			}
+		}
+		p.Items = append(p.Items, item)
 		if v := poolVolume(env.Spec, n.Pool); v > 0 {
+			a := engine.ActionReuse
+			if item.Action == engine.ActionCreate {
+				a = engine.ActionCreate
+			}
 			p.Items = append(p.Items, engine.PlanItem{Action: a, Kind: "volume", Name: n.Name + "-data", Detail: fmt.Sprintf("%d GB, encrypted by Talos", v)})
 		}
 	}
@@ -82,17 +101,13 @@ func (s *Servers) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) 
 	if netw == nil {
 		return errors.New("the cluster network does not exist yet: run the network step first")
 	}
-	configs, err := s.d.renderAll(ctx, env)
+	configs, err := s.configs.renderAll(ctx, env)
 	if err != nil {
 		return err
 	}
-	existing, err := c.Server.AllWithOpts(ctx, hcloud.ServerListOpts{ListOpts: hcloud.ListOpts{LabelSelector: cloud.ClusterSelector(sp.Name)}})
+	idx, err := listServers(ctx, c, sp.Name)
 	if err != nil {
-		return fmt.Errorf("list servers: %w", err)
-	}
-	byNode := map[string][]*hcloud.Server{}
-	for _, sv := range existing {
-		byNode[sv.Labels[cloud.LabelNode]] = append(byNode[sv.Labels[cloud.LabelNode]], sv)
+		return err
 	}
 	nodes := sp.Nodes()
 	servers := make([]*hcloud.Server, len(nodes))
@@ -100,28 +115,27 @@ func (s *Servers) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) 
 		mu      sync.Mutex
 		actions []*hcloud.Action
 	)
-	err = parallel(ctx, len(nodes), createParallel, func(ctx context.Context, i int) error {
-		n := nodes[i]
-		sv, found, err := cloud.One(byNode[n.Name], "server", cloud.LabelNode+"="+n.Name, func(s *hcloud.Server) string { return s.Name })
-		if err != nil {
-			return err
-		}
-		if found {
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(createParallel)
+	for i, n := range nodes {
+		g.Go(func() error {
+			var acts []*hcloud.Action
+			sv, _, err := ensure(gctx, env, emit, s.Name(), serverKey(n.Name), serverSelector(sp, n), s.serverOps(c, env, n, idx, func(ctx context.Context) (*hcloud.Server, error) {
+				sv, a, err := s.create(ctx, c, env, emit, n, configs[n.Pool].Config)
+				acts = a
+				return sv, err
+			}))
+			if err != nil {
+				return err
+			}
 			servers[i] = sv
-			emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionReuse, Resource: "server/" + n.Name, ID: sv.ID})
-			return env.State.PutResource(serverKey(n.Name), state.Resource{Kind: "server", ID: sv.ID, Name: n.Name, Step: s.Name()})
-		}
-		sv, acts, err := s.create(ctx, c, env, emit, n, configs[n.Pool].Config)
-		if err != nil {
-			return err
-		}
-		servers[i] = sv
-		mu.Lock()
-		actions = append(actions, acts...)
-		mu.Unlock()
-		return nil
-	})
-	if err != nil {
+			mu.Lock()
+			actions = append(actions, acts...)
+			mu.Unlock()
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
 		return err
 	}
 	if err := s.wait(ctx, c, emit, actions, "create"); err != nil {
@@ -137,8 +151,8 @@ func (s *Servers) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) 
 	return nil
 }
 
-// create makes one server (and its volume) and checkpoints its ID before
-// waiting for anything.
+// create makes one server (and its volume); ensure checkpoints its ID
+// before anything is waited for.
 func (s *Servers) create(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit, n spec.Node, userData []byte) (*hcloud.Server, []*hcloud.Action, error) {
 	sp := env.Spec
 	img, err := snapshotFor(env, n)
@@ -150,10 +164,9 @@ func (s *Servers) create(ctx context.Context, c *hcloud.Client, env *engine.Env,
 	if !ok {
 		return nil, nil, fmt.Errorf("placement group %s does not exist yet: run the pools step first", pgName)
 	}
-	labels := serverLabels(sp, n)
 	opts := hcloud.ServerCreateOpts{
 		Name: n.Name, ServerType: &hcloud.ServerType{Name: n.ServerType}, Image: img,
-		Location: &hcloud.Location{Name: n.Location}, UserData: string(userData), Labels: labels,
+		Location: &hcloud.Location{Name: n.Location}, UserData: string(userData), Labels: serverLabels(sp, n),
 		StartAfterCreate: hcloud.Ptr(false), PlacementGroup: &hcloud.PlacementGroup{ID: pg.ID},
 		PublicNet: &hcloud.ServerCreatePublicNet{EnableIPv4: sp.PublicNetwork.IPv4, EnableIPv6: sp.PublicNetwork.IPv6},
 	}
@@ -172,25 +185,14 @@ func (s *Servers) create(ctx context.Context, c *hcloud.Client, env *engine.Env,
 		opts.Automount = hcloud.Ptr(false)
 	}
 	r, _, err := c.Server.Create(ctx, opts)
-	if hcloud.IsError(err, hcloud.ErrorCodeUniquenessError) {
-		// The response of an earlier attempt was lost: adopt the server it
-		// made, found by its node label.
-		list, lerr := c.Server.AllWithOpts(ctx, hcloud.ServerListOpts{ListOpts: hcloud.ListOpts{LabelSelector: cloud.Selector(labels)}})
-		if sv, ok, oerr := cloud.One(list, "server", cloud.Selector(labels), func(s *hcloud.Server) string { return s.Name }); lerr == nil && oerr == nil && ok {
-			r, err = hcloud.ServerCreateResult{Server: sv}, nil
-		}
-	}
 	if err != nil {
 		if hcloud.IsError(err, hcloud.ErrorCodeResourceUnavailable) {
 			return nil, nil, fmt.Errorf("server type %s is not available in %s right now (%w): pick another location or type for pool %s", n.ServerType, n.Location, err, n.Pool)
 		}
+		// A uniqueness error is returned as it is: ensure adopts the
+		// server an earlier attempt made when its response was lost.
 		return nil, nil, fmt.Errorf("create server %s: %w", n.Name, err)
 	}
-	if err := env.State.PutResource(serverKey(n.Name), state.Resource{Kind: "server", ID: r.Server.ID, Name: n.Name, Step: s.Name()}); err != nil {
-		return nil, nil, err
-	}
-	emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionCreate, Resource: "server/" + n.Name, ID: r.Server.ID,
-		Message: fmt.Sprintf("%s in %s", n.ServerType, n.Location)})
 	if r.Action != nil {
 		acts = append(acts, r.Action)
 	}
@@ -290,59 +292,30 @@ func (s *Servers) everyServer(ctx context.Context, c *hcloud.Client, emit engine
 	act func(ctx context.Context, i int) (*hcloud.Action, string, error)) error {
 	var mu sync.Mutex
 	var acts []*hcloud.Action
-	err := parallel(ctx, len(nodes), createParallel, func(ctx context.Context, i int) error {
-		var a *hcloud.Action
-		var msg string
-		err := s.d.whileLocked(ctx, func() (err error) {
-			a, msg, err = act(ctx, i)
-			return err
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(createParallel)
+	for i := range nodes {
+		g.Go(func() error {
+			var a *hcloud.Action
+			var msg string
+			err := s.d.whileLocked(gctx, func() (err error) {
+				a, msg, err = act(gctx, i)
+				return err
+			})
+			if err != nil || a == nil {
+				return err
+			}
+			emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionUpdate, Resource: "server/" + nodes[i].Name, Message: msg})
+			mu.Lock()
+			acts = append(acts, a)
+			mu.Unlock()
+			return nil
 		})
-		if err != nil || a == nil {
-			return err
-		}
-		emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionUpdate, Resource: "server/" + nodes[i].Name, Message: msg})
-		mu.Lock()
-		acts = append(acts, a)
-		mu.Unlock()
-		return nil
-	})
-	if err != nil {
+	}
+	if err := g.Wait(); err != nil {
 		return err
 	}
 	return s.wait(ctx, c, emit, acts, what)
-}
-
-// parallel runs fn for 0..n-1 with at most limit at once; the first error
-// cancels the rest and is returned.
-func parallel(ctx context.Context, n, limit int, fn func(ctx context.Context, i int) error) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	sem := make(chan struct{}, limit)
-	var wg sync.WaitGroup
-	var once sync.Once
-	var first error
-	for i := 0; i < n; i++ {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			if err := fn(ctx, i); err != nil {
-				once.Do(func() { first = err; cancel() })
-			}
-		}(i)
-	}
-	wg.Wait()
-	if first != nil {
-		return first
-	}
-	return ctx.Err()
 }
 
 // whileLocked retries fn while Hetzner answers "locked" (another action,

@@ -18,11 +18,11 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/secrets"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
-	"github.com/ohmytalos/ohmytalos/internal/talos"
 )
 
-// Deps are the clients and settings the steps share. Secret values are
-// looked up lazily, kept in memory only, and scrubbed by Redact.
+// Deps are the settings the steps share and the clients built from them.
+// Secret values are looked up lazily, kept in memory only, and scrubbed by
+// Redact; clients are built once per token reference (see clients).
 type Deps struct {
 	Log      *slog.Logger
 	Sandbox  bool
@@ -42,21 +42,28 @@ type Deps struct {
 	// Timeouts for waiting on nodes (default 15 minutes).
 	NodeTimeout time.Duration
 
+	clients clients
+}
+
+// clients caches looked-up secret values and the Hetzner clients, both
+// keyed by the secret reference: a reference corrected after a failed
+// check (in the wizard, in the same process) is looked up anew and gets
+// its own client, never the old token's.
+type clients struct {
 	// lookupMu serializes secret lookups and client creation: steps run
 	// concurrently, and one bw unlock prompt or API client is enough.
 	lookupMu sync.Mutex
 	mu       sync.Mutex
 	values   map[string]secrets.Value
-	client   *hcloud.Client
-	rendered map[string]map[string]talos.Rendered // spec hash/state dir -> configs
+	hcloud   map[string]*hcloud.Client
 }
 
 // Redact replaces every looked-up secret value in s.
 func (d *Deps) Redact(s string) string {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	vals := make([]secrets.Value, 0, len(d.values))
-	for _, v := range d.values {
+	d.clients.mu.Lock()
+	defer d.clients.mu.Unlock()
+	vals := make([]secrets.Value, 0, len(d.clients.values))
+	for _, v := range d.clients.values {
 		vals = append(vals, v)
 	}
 	return secrets.Redact(s, vals...)
@@ -68,16 +75,16 @@ func toRef(r spec.SecretRef) secrets.Ref {
 
 // Secret looks a reference up once per process and caches the value.
 func (d *Deps) Secret(ctx context.Context, field string, ref spec.SecretRef) (secrets.Value, error) {
-	d.lookupMu.Lock()
-	defer d.lookupMu.Unlock()
+	d.clients.lookupMu.Lock()
+	defer d.clients.lookupMu.Unlock()
 	return d.secret(ctx, field, ref)
 }
 
 func (d *Deps) secret(ctx context.Context, field string, ref spec.SecretRef) (secrets.Value, error) {
 	key := toRef(ref).String()
-	d.mu.Lock()
-	v, ok := d.values[key]
-	d.mu.Unlock()
+	d.clients.mu.Lock()
+	v, ok := d.clients.values[key]
+	d.clients.mu.Unlock()
 	if ok {
 		return v, nil
 	}
@@ -91,22 +98,40 @@ func (d *Deps) secret(ctx context.Context, field string, ref spec.SecretRef) (se
 	if strings.TrimSpace(v.Reveal()) == "" {
 		return secrets.Value{}, fmt.Errorf("%s (%s) is empty: store the secret there, or point the reference elsewhere", field, toRef(ref))
 	}
-	d.mu.Lock()
-	if d.values == nil {
-		d.values = map[string]secrets.Value{}
+	d.clients.mu.Lock()
+	if d.clients.values == nil {
+		d.clients.values = map[string]secrets.Value{}
 	}
-	d.values[key] = v
-	d.mu.Unlock()
+	d.clients.values[key] = v
+	d.clients.mu.Unlock()
 	return v, nil
 }
 
-// HCloud returns the Hetzner client, looking the token up on first use.
+// forget drops what was cached for a reference (its value and client), so
+// the next use looks it up again: after the token was rejected, the
+// operator may have fixed the secret where the reference points.
+func (d *Deps) forget(ref spec.SecretRef) {
+	key := toRef(ref).String()
+	d.clients.mu.Lock()
+	defer d.clients.mu.Unlock()
+	delete(d.clients.hcloud, key)
+	// The value stays registered for redaction under another key: it may
+	// already be in messages still on their way out.
+	if v, ok := d.clients.values[key]; ok {
+		delete(d.clients.values, key)
+		d.clients.values["forgotten:"+key] = v
+	}
+}
+
+// HCloud returns the Hetzner client for the spec's token reference,
+// looking the token up on first use of that reference.
 func (d *Deps) HCloud(ctx context.Context, s *spec.Spec) (*hcloud.Client, error) {
-	d.lookupMu.Lock()
-	defer d.lookupMu.Unlock()
-	d.mu.Lock()
-	c := d.client
-	d.mu.Unlock()
+	d.clients.lookupMu.Lock()
+	defer d.clients.lookupMu.Unlock()
+	key := toRef(s.Secrets.HCloudToken).String()
+	d.clients.mu.Lock()
+	c := d.clients.hcloud[key]
+	d.clients.mu.Unlock()
 	if c != nil {
 		return c, nil
 	}
@@ -117,9 +142,12 @@ func (d *Deps) HCloud(ctx context.Context, s *spec.Spec) (*hcloud.Client, error)
 	c = cloud.NewClient(strings.TrimSpace(tok.Reveal()), cloud.Options{
 		Endpoint: d.HCloudEndpoint, Version: d.Version, PollInterval: d.PollInterval, Meter: d.Meter,
 	})
-	d.mu.Lock()
-	d.client = c
-	d.mu.Unlock()
+	d.clients.mu.Lock()
+	if d.clients.hcloud == nil {
+		d.clients.hcloud = map[string]*hcloud.Client{}
+	}
+	d.clients.hcloud[key] = c
+	d.clients.mu.Unlock()
 	return c, nil
 }
 
@@ -137,10 +165,12 @@ func (d *Deps) nodeTimeout() time.Duration {
 	return 15 * time.Minute
 }
 
-// All returns the steps in order.
+// All returns the steps in order. The configs step owns the rendered
+// configs; the servers step reads them from it.
 func All(d *Deps) []engine.Step {
+	configs := &Configs{d: d}
 	return []engine.Step{
-		&Secrets{d}, &Images{d}, &Network{d}, &Pools{d}, &Configs{d}, &Servers{d}, &Bootstrap{d},
+		&Secrets{d}, &Images{d}, &Network{d}, &Pools{d}, configs, &Servers{d: d, configs: configs}, &Bootstrap{d},
 	}
 }
 
@@ -159,20 +189,22 @@ func (d *Deps) rateEvent(emit engine.Emit) {
 // part, overlap the network, pools and configs.
 
 // After implements engine.Dependent.
-func (s *Images) After() []string { return []string{"secrets"} }
+func (s *Images) After() []engine.StepName { return []engine.StepName{engine.StepSecrets} }
 
 // After implements engine.Dependent.
-func (s *Network) After() []string { return []string{"secrets"} }
+func (s *Network) After() []engine.StepName { return []engine.StepName{engine.StepSecrets} }
 
 // After implements engine.Dependent.
-func (s *Pools) After() []string { return []string{"network"} }
+func (s *Pools) After() []engine.StepName { return []engine.StepName{engine.StepNetwork} }
 
 // After implements engine.Dependent: the API load balancer's address goes
 // into the configs in loadbalancer endpoint mode.
-func (s *Configs) After() []string { return []string{"pools"} }
+func (s *Configs) After() []engine.StepName { return []engine.StepName{engine.StepPools} }
 
 // After implements engine.Dependent.
-func (s *Servers) After() []string { return []string{"images", "configs"} }
+func (s *Servers) After() []engine.StepName {
+	return []engine.StepName{engine.StepImages, engine.StepConfigs}
+}
 
 // After implements engine.Dependent.
-func (s *Bootstrap) After() []string { return []string{"servers"} }
+func (s *Bootstrap) After() []engine.StepName { return []engine.StepName{engine.StepServers} }

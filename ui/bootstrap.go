@@ -108,7 +108,7 @@ func (s *bootstrapScreen) question() string {
 		}
 	}
 	verb := "Create"
-	if s.result == "failed" || s.c.stepStatus("network") != "pending" {
+	if s.result == "failed" || s.c.stepStatus(engine.StepNetwork) != engine.StatusPending {
 		verb = "Resume creating"
 	}
 	where := "on Hetzner Cloud"
@@ -121,8 +121,8 @@ func (s *bootstrapScreen) question() string {
 // start runs the deploy steps; a retry resumes from the first step that
 // is not done.
 func (s *bootstrapScreen) start() tea.Cmd {
-	opts := engine.Options{From: "network"}
-	if s.result == "failed" || s.c.stepStatus("network") == "done" {
+	opts := engine.Options{From: engine.StepNetwork}
+	if s.result == "failed" || s.c.stepStatus(engine.StepNetwork) == engine.StatusDone {
 		opts = engine.Options{}
 	}
 	cmd := s.startEngine(s.c, opts)

@@ -34,7 +34,7 @@ type common struct {
 	findings    []netplan.Finding
 
 	// status is the engine's view of each step, by step name.
-	status map[string]engine.StepStatus
+	status map[engine.StepName]engine.StepStatus
 	// savedHash is the hash of the spec the review screen last wrote.
 	savedHash string
 	// visited marks the editing screens the operator confirmed.
@@ -105,12 +105,12 @@ func (c *common) networkErrors() int {
 	return n
 }
 
-// stepStatus returns the engine status of a step ("pending" when unknown).
-func (c *common) stepStatus(name string) string {
+// stepStatus returns the engine status of a step (pending when unknown).
+func (c *common) stepStatus(name engine.StepName) engine.Status {
 	if st, ok := c.status[name]; ok && st.Status != "" {
 		return st.Status
 	}
-	return "pending"
+	return engine.StatusPending
 }
 
 // cloneSpec deep-copies a spec through its YAML form, so a running engine
@@ -138,12 +138,12 @@ func (c *common) deployStatus() string {
 	done, failed, started := 0, false, false
 	for _, s := range deploySteps() {
 		switch c.stepStatus(s) {
-		case "done":
+		case engine.StatusDone:
 			done++
 			started = true
-		case "failed":
+		case engine.StatusFailed:
 			failed = true
-		case "running", "stale":
+		case engine.StatusRunning, engine.StatusStale:
 			started = true
 		}
 	}

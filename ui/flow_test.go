@@ -64,7 +64,7 @@ func TestFlowTeatest(t *testing.T) {
 	fm := tm.FinalModel(t, teatest.WithFinalTimeout(5*time.Second)).(*Model)
 	st := b.Env.State.Get()
 	for _, s := range b.Engine.Steps() {
-		if got := st.Step(s.Name()).Status; got != "done" {
+		if got := st.Step(string(s.Name())).Status; got != "done" {
 			t.Errorf("step %s = %s at the end of the flow", s.Name(), got)
 		}
 	}

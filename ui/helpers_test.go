@@ -59,8 +59,8 @@ type fakeStep struct {
 	failOnce atomic.Bool
 }
 
-func (s *fakeStep) Name() string  { return s.name }
-func (s *fakeStep) Title() string { return s.title }
+func (s *fakeStep) Name() engine.StepName { return engine.StepName(s.name) }
+func (s *fakeStep) Title() string         { return s.title }
 
 // resources lists what the step creates for the spec.
 func (s *fakeStep) resources(sp *spec.Spec) []string {

@@ -48,7 +48,7 @@ func newImages(c *common) *imagesScreen {
 			}
 		}
 	}
-	if c.stepStatus("images") == "done" {
+	if c.stepStatus(engine.StepImages) == engine.StatusDone {
 		s.result = "ok"
 	}
 	s.recompute()
@@ -234,7 +234,7 @@ func (s *imagesScreen) toggle(name string) {
 
 // build runs the images step alone.
 func (s *imagesScreen) build() tea.Cmd {
-	cmd := s.startEngine(s.c, engine.Options{Only: "images"})
+	cmd := s.startEngine(s.c, engine.Options{Only: engine.StepImages})
 	if cmd != nil {
 		s.prog = progressList{}
 	}

@@ -98,7 +98,7 @@ func newModel(ctx context.Context, b Backend, o Options) *Model {
 	}
 	c := &common{
 		ctx: ctx, backend: b, opts: o, styles: NewStyles(nil, o.NoColor), keys: DefaultKeyMap(),
-		status: map[string]engine.StepStatus{}, visited: map[screenID]bool{}, rateRemaining: -1, tickEvery: time.Second,
+		status: map[engine.StepName]engine.StepStatus{}, visited: map[screenID]bool{}, rateRemaining: -1, tickEvery: time.Second,
 	}
 	if b.Env != nil && b.Env.Spec != nil {
 		c.spec = cloneSpec(b.Env.Spec)
@@ -237,11 +237,11 @@ func (m *Model) observe(ev engine.Event) {
 	st.Name = ev.Step
 	switch ev.Kind {
 	case engine.KindStarted:
-		st.Status, st.Error = "running", ""
+		st.Status, st.Error = engine.StatusRunning, ""
 	case engine.KindDone, engine.KindSkipped:
-		st.Status, st.Error = "done", ""
+		st.Status, st.Error = engine.StatusDone, ""
 	case engine.KindFailed:
-		st.Status, st.Error = "failed", ev.Error
+		st.Status, st.Error = engine.StatusFailed, ev.Error
 	default:
 		return
 	}

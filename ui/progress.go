@@ -64,7 +64,7 @@ func (s *stepProgress) row(name string) *resourceProgress {
 
 // add folds one event in.
 func (p *progressList) add(ev engine.Event) {
-	s := p.step(ev.Step)
+	s := p.step(string(ev.Step))
 	switch ev.Kind {
 	case engine.KindStarted:
 		s.state, s.started, s.err = "running", ev.Time, ""
@@ -80,14 +80,14 @@ func (p *progressList) add(ev engine.Event) {
 		p.log(ev)
 	case engine.KindResource:
 		r := s.row(ev.Resource)
-		r.action, r.done = ev.Action, true
+		r.action, r.done = string(ev.Action), true
 		if ev.Message != "" {
 			r.stage = ev.Message
 		}
 	case engine.KindProgress:
 		name := ev.Resource
 		if name == "" {
-			name = ev.Step
+			name = string(ev.Step)
 		}
 		r := s.row(name)
 		r.stage, r.fraction = ev.Message, ev.Fraction

@@ -6,6 +6,7 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/netplan"
@@ -146,6 +147,9 @@ func (s *reviewScreen) view() string {
 				line += st.Subtle.Render(" " + it.Detail)
 			}
 			body.WriteString(indent(wrap(line, c.width-2), 2) + "\n")
+			for _, ch := range it.Changes {
+				body.WriteString(toneStyle(st, it.Action.Tone()).Render(indent(wrap(ch.String(), c.width-4), 4)) + "\n")
+			}
 		}
 		for _, n := range p.Notes {
 			body.WriteString(st.Subtle.Render(indent(wrap("note: "+n, c.width-2), 2)) + "\n")
@@ -162,7 +166,7 @@ func (s *reviewScreen) view() string {
 }
 
 // actionGlyph marks a plan item's action.
-func actionGlyph(st Styles, action string) string {
+func actionGlyph(st Styles, action engine.Action) string {
 	switch action {
 	case engine.ActionCreate:
 		return st.Good.Render("+")
@@ -170,10 +174,25 @@ func actionGlyph(st Styles, action string) string {
 		return st.Subtle.Render("=")
 	case engine.ActionUpdate:
 		return st.Warn.Render("~")
+	case engine.ActionReplace:
+		return st.Bad.Render("!")
 	case engine.ActionDelete:
 		return st.Bad.Render("-")
 	}
 	return " "
+}
+
+// toneStyle is the style of an engine tone.
+func toneStyle(st Styles, t engine.Tone) lipgloss.Style {
+	switch t {
+	case engine.ToneGood:
+		return st.Good
+	case engine.ToneBad:
+		return st.Bad
+	case engine.ToneActive:
+		return st.Warn
+	}
+	return st.Subtle
 }
 
 // lineCount counts the lines of a rendered block.

@@ -46,7 +46,7 @@ func newSecrets(c *common) *secretsScreen {
 		newInput(c.styles, ref.Field, "optional: custom field name", w),
 		newInput(c.styles, ref.ServerURL, "optional: bw serve / server URL", w),
 	}
-	if c.stepStatus("secrets") == "done" {
+	if c.stepStatus(engine.StepSecrets) == engine.StatusDone {
 		s.result = "ok"
 	}
 	return s
@@ -143,7 +143,7 @@ func (s *secretsScreen) check() tea.Cmd {
 		s.result, s.err = "failed", "the reference is empty: type the "+secretProviders()[s.provider][1]
 		return nil
 	}
-	cmd := s.startEngine(s.c, engine.Options{Only: "secrets"})
+	cmd := s.startEngine(s.c, engine.Options{Only: engine.StepSecrets})
 	if cmd != nil {
 		s.log = nil
 	}

@@ -7,6 +7,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/ohmytalos/ohmytalos/internal/engine"
 )
 
 // Sidebar statuses.
@@ -19,7 +21,9 @@ const (
 )
 
 // deploySteps are the engine steps the bootstrap screen runs.
-func deploySteps() []string { return []string{"network", "pools", "configs", "servers", "bootstrap"} }
+func deploySteps() []engine.StepName {
+	return []engine.StepName{engine.StepNetwork, engine.StepPools, engine.StepConfigs, engine.StepServers, engine.StepBootstrap}
+}
 
 // View implements tea.Model.
 func (m *Model) View() string {
@@ -75,22 +79,22 @@ func (m *Model) sidebarStatus(id screenID) string {
 	if id == m.active {
 		return statusCurrent
 	}
-	engineStatus := func(name string) string {
+	engineStatus := func(name engine.StepName) string {
 		switch c.stepStatus(name) {
-		case "done":
+		case engine.StatusDone:
 			return statusDone
-		case "failed":
+		case engine.StatusFailed:
 			return statusFailed
-		case "running", "stale":
+		case engine.StatusRunning, engine.StatusStale:
 			return statusResumable
 		}
 		return statusPending
 	}
 	switch id {
 	case scrSecrets:
-		return engineStatus("secrets")
+		return engineStatus(engine.StepSecrets)
 	case scrImages:
-		return engineStatus("images")
+		return engineStatus(engine.StepImages)
 	case scrNetwork, scrPools, scrReview:
 		if c.visited[id] || (id == scrReview && c.isSaved()) || m.deployStarted() {
 			return statusDone
@@ -112,7 +116,7 @@ func (m *Model) sidebarStatus(id screenID) string {
 // deployStarted reports whether any deploy step ran.
 func (m *Model) deployStarted() bool {
 	for _, s := range deploySteps() {
-		if m.c.stepStatus(s) != "pending" {
+		if m.c.stepStatus(s) != engine.StatusPending {
 			return true
 		}
 	}
@@ -125,7 +129,7 @@ func (m *Model) deployStatus() string { return m.c.deployStatus() }
 // anyDone reports whether the state holds a finished step.
 func (m *Model) anyDone() bool {
 	for _, st := range m.c.status {
-		if st.Status == "done" {
+		if st.Status == engine.StatusDone {
 			return true
 		}
 	}
@@ -136,9 +140,9 @@ func (m *Model) anyDone() bool {
 func (m *Model) firstUnfinished() screenID {
 	c := m.c
 	switch {
-	case c.stepStatus("secrets") != "done":
+	case c.stepStatus(engine.StepSecrets) != engine.StatusDone:
 		return scrSecrets
-	case c.stepStatus("images") != "done":
+	case c.stepStatus(engine.StepImages) != engine.StatusDone:
 		return scrImages
 	case m.deployStatus() == statusDone:
 		return scrDone

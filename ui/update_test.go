@@ -217,8 +217,8 @@ func TestBootstrapFailureAndResume(t *testing.T) {
 		t.Fatal("no resources in the state")
 	}
 	for _, s := range deploySteps() {
-		if st.Step(s).Status != "done" {
-			t.Errorf("step %s = %s after resume", s, st.Step(s).Status)
+		if st.Step(string(s)).Status != "done" {
+			t.Errorf("step %s = %s after resume", s, st.Step(string(s)).Status)
 		}
 	}
 	mustContain(t, h.m.View(), "cluster bootstrapped", "etcd is healthy")
@@ -233,7 +233,7 @@ func TestBootstrapFailureAndResume(t *testing.T) {
 func TestResumeOpensFirstUnfinishedStep(t *testing.T) {
 	g := &guard{t: t}
 	b, _ := testBackend(t, g)
-	for _, step := range []string{"secrets", "images"} {
+	for _, step := range []engine.StepName{engine.StepSecrets, engine.StepImages} {
 		if err := b.Engine.Run(context.Background(), b.Env, engine.Options{Only: step}, nil); err != nil {
 			t.Fatal(err)
 		}

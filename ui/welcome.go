@@ -6,6 +6,8 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/ohmytalos/ohmytalos/internal/engine"
 )
 
 // welcomeScreen greets the operator and, when the state holds progress,
@@ -32,7 +34,7 @@ func (s *welcomeScreen) enterKey() key.Binding {
 
 func (s *welcomeScreen) anyProgress() bool {
 	for _, st := range s.c.status {
-		if st.Status != "" && st.Status != "pending" {
+		if st.Status != "" && st.Status != engine.StatusPending {
 			return true
 		}
 	}
@@ -72,18 +74,9 @@ func (s *welcomeScreen) view() string {
 			ss := c.status[step.Name()]
 			status := ss.Status
 			if status == "" {
-				status = "pending"
+				status = engine.StatusPending
 			}
-			glyph, style := "·", st.Subtle
-			switch status {
-			case "done":
-				glyph, style = "✓", st.Good
-			case "failed":
-				glyph, style = "✗", st.Bad
-			case "running", "stale":
-				glyph, style = "↻", st.Warn
-			}
-			line := fmt.Sprintf("%s %-10s %s", style.Render(glyph), step.Name(), st.Subtle.Render(step.Title()+": "+status))
+			line := fmt.Sprintf("%s %-10s %s", toneStyle(st, status.Tone()).Render(status.Glyph()), step.Name(), st.Subtle.Render(step.Title()+": "+string(status)))
 			if ss.Error != "" {
 				line += "\n    " + st.Bad.Render(ss.Error)
 			}

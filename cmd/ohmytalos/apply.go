@@ -19,8 +19,10 @@ func newPlanCmd(g *globals) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "plan",
 		Short: "Show what apply would create, reuse or change, step by step, and what it costs",
-		Long: `plan reads the spec and the cluster's state and prints, for every step,
-the resources it would create or reuse. It changes nothing.`,
+		Long: `plan reads the spec and the cluster's state, compares the resources that
+exist with the spec, and prints, for every step, what apply would create,
+update in place (with the old and new values), reuse, or could not change in
+place ("replace": apply reports it and leaves the resource). It changes nothing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.withRuntime(cmd.Context(), "", func(s *spec.Spec, rt *runtime) error {
@@ -55,6 +57,9 @@ func printPlan(cmd *cobra.Command, g *globals, s *spec.Spec, rt *runtime, asJSON
 				line += "  " + it.Detail
 			}
 			fmt.Fprintln(out, strings.TrimRight(line, " "))
+			for _, ch := range it.Changes {
+				fmt.Fprintln(out, "           "+ch.String())
+			}
 		}
 		for _, n := range p.Notes {
 			fmt.Fprintln(out, "   note: "+n)
@@ -81,6 +86,7 @@ func printPlan(cmd *cobra.Command, g *globals, s *spec.Spec, rt *runtime, asJSON
 
 func newApplyCmd(g *globals) *cobra.Command {
 	var opts engine.Options
+	var only, from string
 	var plain, asJSON, yes bool
 	c := &cobra.Command{
 		Use:   "apply",
@@ -92,13 +98,14 @@ and never creates a resource twice. A second apply of a finished cluster
 changes nothing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Only, opts.From = engine.StepName(only), engine.StepName(from)
 			return g.withRuntime(cmd.Context(), "ohmytalos apply", func(s *spec.Spec, rt *runtime) error {
 				return runApply(cmd, s, rt, opts, plain, asJSON, yes, g.noColor)
 			})
 		},
 	}
-	c.Flags().StringVar(&opts.Only, "only", "", "run only this step (expert)")
-	c.Flags().StringVar(&opts.From, "from", "", "start at this step even if it is done (expert)")
+	c.Flags().StringVar(&only, "only", "", "run only this step (expert)")
+	c.Flags().StringVar(&from, "from", "", "start at this step even if it is done (expert)")
 	c.Flags().BoolVar(&plain, "plain", false, "print events as plain lines even on a terminal")
 	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON event per line")
 	c.Flags().BoolVar(&yes, "yes", false, "apply even though the spec changed since the last apply")

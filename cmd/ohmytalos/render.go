@@ -50,7 +50,7 @@ func terminalRenderer(w io.Writer, noColor bool) func(engine.Event) {
 		case engine.KindWarning:
 			line = warn.Render("! " + strings.TrimSpace(ev.Resource+" "+ev.Message))
 		case engine.KindResource:
-			line = fmt.Sprintf("  %s %s", good.Render(ev.Action), ev.Resource)
+			line = fmt.Sprintf("  %s %s", good.Render(string(ev.Action)), ev.Resource)
 			if ev.Message != "" {
 				line += dim.Render(": " + ev.Message)
 			}

@@ -26,7 +26,7 @@ type Env struct {
 // Step is one named, idempotent phase of provisioning.
 type Step interface {
 	// Name is the short identifier used by --only and --from.
-	Name() string
+	Name() StepName
 	// Title is the human label.
 	Title() string
 	// Plan says what Apply would create, change or reuse; it mutates nothing.
@@ -38,8 +38,8 @@ type Step interface {
 
 // Options select which steps run.
 type Options struct {
-	Only string // run just this step
-	From string // start at this step, even if it is done
+	Only StepName // run just this step
+	From StepName // start at this step, even if it is done
 	// Force reruns steps already done with the same spec.
 	Force bool
 	// Redact scrubs secret values from every event and error.
@@ -59,19 +59,20 @@ func (e *Engine) Steps() []Step { return e.steps }
 
 // StepStatus is a step's status for display (welcome, resume, sidebar).
 type StepStatus struct {
-	Name, Title string
-	Status      string // pending, running, done, failed, stale (done with another spec)
-	Error       string
+	Name   StepName
+	Title  string
+	Status Status
+	Error  string
 }
 
 // Status reports each step's status from the state.
 func (e *Engine) Status(st state.State, specHash string) []StepStatus {
 	out := make([]StepStatus, 0, len(e.steps))
 	for _, s := range e.steps {
-		ss := st.Step(s.Name())
-		status := ss.Status
-		if status == state.StatusDone && specHash != "" && ss.SpecHash != specHash {
-			status = "stale"
+		ss := st.Step(string(s.Name()))
+		status := Status(ss.Status)
+		if status == StatusDone && specHash != "" && ss.SpecHash != specHash {
+			status = StatusStale
 		}
 		out = append(out, StepStatus{Name: s.Name(), Title: s.Title(), Status: status, Error: ss.Error})
 	}
@@ -80,6 +81,9 @@ func (e *Engine) Status(st state.State, specHash string) []StepStatus {
 
 // Plan collects every step's plan.
 func (e *Engine) Plan(ctx context.Context, env *Env) ([]Plan, error) {
+	if err := e.Validate(); err != nil {
+		return nil, err
+	}
 	var out []Plan
 	for _, s := range e.steps {
 		p, err := s.Plan(ctx, env)
@@ -92,13 +96,42 @@ func (e *Engine) Plan(ctx context.Context, env *Env) ([]Plan, error) {
 	return out, nil
 }
 
-func (e *Engine) index(name string) (int, error) {
+// Validate refuses a step list with two steps of one name, or a
+// dependency (engine.Dependent) that names no step or a later one.
+func (e *Engine) Validate() error {
+	seen := map[StepName]int{}
+	for i, s := range e.steps {
+		if _, dup := seen[s.Name()]; dup {
+			return fmt.Errorf("two steps are named %q: step names must be unique", s.Name())
+		}
+		seen[s.Name()] = i
+	}
+	for i, s := range e.steps {
+		d, ok := s.(Dependent)
+		if !ok {
+			continue
+		}
+		for _, name := range d.After() {
+			j, ok := seen[name]
+			if !ok {
+				_, err := e.index(name)
+				return fmt.Errorf("step %s depends on %q: %w", s.Name(), name, err)
+			}
+			if j >= i {
+				return fmt.Errorf("step %s depends on %s, which runs after it: list %s first", s.Name(), name, name)
+			}
+		}
+	}
+	return nil
+}
+
+func (e *Engine) index(name StepName) (int, error) {
 	for i, s := range e.steps {
 		if s.Name() == name {
 			return i, nil
 		}
 	}
-	names := make([]string, len(e.steps))
+	names := make([]StepName, len(e.steps))
 	for i, s := range e.steps {
 		names[i] = s.Name()
 	}
@@ -108,6 +141,9 @@ func (e *Engine) index(name string) (int, error) {
 // Run applies the steps, skipping those done with the same spec, and
 // stops at the first failure. Every event goes to sink.
 func (e *Engine) Run(ctx context.Context, env *Env, opts Options, sink func(Event)) error {
+	if err := e.Validate(); err != nil {
+		return err
+	}
 	redact := opts.Redact
 	if redact == nil {
 		redact = func(s string) string { return s }
@@ -122,8 +158,8 @@ func (e *Engine) Run(ctx context.Context, env *Env, opts Options, sink func(Even
 		ev.Message = redact(ev.Message)
 		ev.Error = redact(ev.Error)
 		if env.Log != nil {
-			env.Log.Info("event", "step", ev.Step, "kind", string(ev.Kind), "resource", ev.Resource,
-				"action", ev.Action, "message", ev.Message, "error", ev.Error)
+			env.Log.Info("event", "step", string(ev.Step), "kind", string(ev.Kind), "resource", ev.Resource,
+				"action", string(ev.Action), "message", ev.Message, "error", ev.Error)
 		}
 		if sink != nil {
 			sink(ev)
@@ -147,7 +183,7 @@ func (e *Engine) Run(ctx context.Context, env *Env, opts Options, sink func(Even
 	var run []int
 	for i := start; i < end; i++ {
 		s := e.steps[i]
-		ss := env.State.Get().Step(s.Name())
+		ss := env.State.Get().Step(string(s.Name()))
 		forced := opts.Force || (opts.From != "" && i == start) || opts.Only != ""
 		if ss.Status == state.StatusDone && ss.SpecHash == hash && !forced {
 			send(Event{Step: s.Name(), Kind: KindSkipped, Message: s.Title() + ": done in an earlier run"})
@@ -162,7 +198,7 @@ func (e *Engine) Run(ctx context.Context, env *Env, opts Options, sink func(Even
 // may then run alongside others. A step without it waits for the step
 // before it, so plain step lists run in order.
 type Dependent interface {
-	After() []string
+	After() []StepName
 }
 
 // errDependency marks a step not run because a step it needs failed.
@@ -232,7 +268,7 @@ func (e *Engine) deps(i int, run []int, pos map[int]int) []int {
 	for _, name := range d.After() {
 		j, err := e.index(name)
 		if err != nil {
-			continue
+			continue // Validate refused it before any step ran
 		}
 		if k, ok := pos[j]; ok && j < i {
 			out = append(out, k)
@@ -243,9 +279,10 @@ func (e *Engine) deps(i int, run []int, pos map[int]int) []int {
 
 func (e *Engine) runStep(ctx context.Context, env *Env, s Step, hash string, send func(Event)) error {
 	name := s.Name()
+	key := string(name)
 	started := time.Now().UTC()
 	if err := env.State.Update(func(st *state.State) error {
-		st.Steps[name] = &state.StepState{Status: state.StatusRunning, SpecHash: hash, Started: started}
+		st.Steps[key] = &state.StepState{Status: state.StatusRunning, SpecHash: hash, Started: started}
 		return nil
 	}); err != nil {
 		return fmt.Errorf("checkpoint %s: %w", name, err)
@@ -265,7 +302,7 @@ func (e *Engine) runStep(ctx context.Context, env *Env, s Step, hash string, sen
 			status, msg = state.StatusPending, "interrupted: run apply again to resume"
 		}
 		_ = env.State.Update(func(st *state.State) error {
-			st.Steps[name] = &state.StepState{Status: status, SpecHash: hash, Started: started, Error: msg}
+			st.Steps[key] = &state.StepState{Status: status, SpecHash: hash, Started: started, Error: msg}
 			return nil
 		})
 		send(Event{Step: name, Kind: KindFailed, Error: msg, Message: s.Title() + " failed"})
@@ -275,7 +312,7 @@ func (e *Engine) runStep(ctx context.Context, env *Env, s Step, hash string, sen
 		return fmt.Errorf("%s: %w", name, err)
 	}
 	if err := env.State.Update(func(st *state.State) error {
-		st.Steps[name] = &state.StepState{Status: state.StatusDone, SpecHash: hash, Started: started, Finished: time.Now().UTC()}
+		st.Steps[key] = &state.StepState{Status: state.StatusDone, SpecHash: hash, Started: started, Finished: time.Now().UTC()}
 		st.SpecHash = hash
 		if y, err := env.Spec.Marshal(); err == nil {
 			b, _ := json.Marshal(string(y))

@@ -29,8 +29,8 @@ type testStep struct {
 	w    *world
 }
 
-func (s *testStep) Name() string  { return s.name }
-func (s *testStep) Title() string { return "step " + s.name }
+func (s *testStep) Name() StepName { return StepName(s.name) }
+func (s *testStep) Title() string  { return "step " + s.name }
 func (s *testStep) Plan(ctx context.Context, env *Env) (Plan, error) {
 	p := Plan{}
 	for _, r := range s.res {
@@ -193,7 +193,7 @@ func TestOnlyAndFrom(t *testing.T) {
 	var started []string
 	if err := e.Run(context.Background(), newEnv(t, dir), Options{From: "servers"}, func(ev Event) {
 		if ev.Kind == KindStarted {
-			started = append(started, ev.Step)
+			started = append(started, string(ev.Step))
 		}
 	}); err != nil {
 		t.Fatal(err)
@@ -259,15 +259,15 @@ func TestSpecChange(t *testing.T) {
 // depStep waits on a gate so the test can see which steps run together.
 type depStep struct {
 	name  string
-	after []string
+	after []StepName
 	gate  chan struct{}
 	begun chan string
 	fail  bool
 }
 
-func (s *depStep) Name() string                             { return s.name }
+func (s *depStep) Name() StepName                           { return StepName(s.name) }
 func (s *depStep) Title() string                            { return s.name }
-func (s *depStep) After() []string                          { return s.after }
+func (s *depStep) After() []StepName                        { return s.after }
 func (s *depStep) Plan(context.Context, *Env) (Plan, error) { return Plan{}, nil }
 func (s *depStep) Apply(ctx context.Context, env *Env, emit Emit) error {
 	s.begun <- s.name
@@ -281,7 +281,7 @@ func (s *depStep) Apply(ctx context.Context, env *Env, emit Emit) error {
 func TestIndependentStepsRunTogether(t *testing.T) {
 	begun := make(chan string, 10)
 	gate := make(chan struct{})
-	mk := func(name string, fail bool, after ...string) *depStep {
+	mk := func(name string, fail bool, after ...StepName) *depStep {
 		return &depStep{name: name, after: after, gate: gate, begun: begun, fail: fail}
 	}
 	e := New(mk("secrets", false), mk("images", true, "secrets"), mk("network", false, "secrets"),
@@ -307,6 +307,54 @@ func TestIndependentStepsRunTogether(t *testing.T) {
 	for name, status := range want {
 		if got := st.Step(name).Status; got != status {
 			t.Errorf("%s = %s, want %s", name, got, status)
+		}
+	}
+}
+
+func TestUnknownDependencyIsRefused(t *testing.T) {
+	begun := make(chan string, 10)
+	gate := make(chan struct{})
+	close(gate)
+	cases := map[string]struct {
+		steps []Step
+		want  string
+	}{
+		"unknown": {[]Step{&depStep{name: "a", gate: gate, begun: begun}, &depStep{name: "b", after: []StepName{"nope"}, gate: gate, begun: begun}},
+			`step b depends on "nope": no step "nope"`},
+		"later": {[]Step{&depStep{name: "a", after: []StepName{"b"}, gate: gate, begun: begun}, &depStep{name: "b", gate: gate, begun: begun}},
+			"step a depends on b, which runs after it"},
+		"duplicate": {[]Step{&depStep{name: "a", gate: gate, begun: begun}, &depStep{name: "a", gate: gate, begun: begun}},
+			`two steps are named "a"`},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			e := New(c.steps...)
+			err := e.Run(context.Background(), newEnv(t, t.TempDir()), Options{}, nil)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("run: err = %v, want %q", err, c.want)
+			}
+			if len(begun) != 0 {
+				t.Fatalf("a step ran despite the bad dependency")
+			}
+			if _, err := e.Plan(context.Background(), newEnv(t, t.TempDir())); err == nil {
+				t.Fatal("plan accepted the bad dependency")
+			}
+		})
+	}
+}
+
+func TestStatusGlyphsAndTones(t *testing.T) {
+	cases := []struct {
+		s     Status
+		glyph string
+		tone  Tone
+	}{
+		{StatusDone, "✓", ToneGood}, {StatusFailed, "✗", ToneBad}, {StatusRunning, "↻", ToneActive},
+		{StatusStale, "↻", ToneActive}, {StatusPending, "·", ToneSubtle},
+	}
+	for _, c := range cases {
+		if c.s.Glyph() != c.glyph || c.s.Tone() != c.tone {
+			t.Errorf("%s: glyph %q tone %d, want %q %d", c.s, c.s.Glyph(), c.s.Tone(), c.glyph, c.tone)
 		}
 	}
 }

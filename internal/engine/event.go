@@ -17,22 +17,14 @@ const (
 	KindSkipped  Kind = "skipped"
 )
 
-// Resource actions, in KindResource events and plans.
-const (
-	ActionCreate = "create"
-	ActionReuse  = "reuse"
-	ActionUpdate = "update"
-	ActionDelete = "delete"
-)
-
 // Event is one thing a step reports.
 type Event struct {
 	Time     time.Time     `json:"time"`
-	Step     string        `json:"step"`
+	Step     StepName      `json:"step"`
 	Kind     Kind          `json:"kind"`
 	Message  string        `json:"message,omitempty"`
 	Resource string        `json:"resource,omitempty"` // "server/demo-cp-1"
-	Action   string        `json:"action,omitempty"`   // create, reuse, delete
+	Action   Action        `json:"action,omitempty"`   // create, reuse, update, delete
 	ID       int64         `json:"id,omitempty"`
 	Fraction float64       `json:"fraction,omitempty"` // 0..1 for progress
 	Bytes    int64         `json:"bytes,omitempty"`
@@ -55,21 +47,24 @@ type Emit func(Event)
 
 // Plan is what a step would do.
 type Plan struct {
-	Step  string     `json:"step"`
+	Step  StepName   `json:"step"`
 	Items []PlanItem `json:"items"`
 	Notes []string   `json:"notes,omitempty"`
 }
 
 // PlanItem is one resource a step would create, reuse, update or delete.
 type PlanItem struct {
-	Action string `json:"action"`
+	Action Action `json:"action"`
 	Kind   string `json:"kind"`
 	Name   string `json:"name"`
 	Detail string `json:"detail,omitempty"`
+	// Changes are the differences an update (or replace) resolves, with
+	// the old and new values.
+	Changes []Change `json:"changes,omitempty"`
 }
 
 // Count returns how many items have the action.
-func (p Plan) Count(action string) int {
+func (p Plan) Count(action Action) int {
 	n := 0
 	for _, it := range p.Items {
 		if it.Action == action {

@@ -98,6 +98,8 @@ func (f *Fake) lbAction(rq *request, lb *schema.LoadBalancer, command string) (i
 			return 0, nil, errInvalid("type", fmt.Sprintf("algorithm %q is not round_robin or least_connections", req.Type))
 		}
 		lb.Algorithm.Type = req.Type
+	case "update_service", "change_type":
+		return f.lbChange(rq, lb, command)
 	default:
 		return 0, nil, errNoRoute(rq)
 	}
