@@ -83,7 +83,11 @@ func ensure[T any](ctx context.Context, env *engine.Env, emit engine.Emit, step 
 			got = adopted
 		}
 	}
-	if err := env.State.PutResource(key, state.Resource{Kind: ops.kind, ID: ops.id(got), Name: ops.name(got), Step: string(step)}); err != nil {
+	rec := state.Resource{Kind: ops.kind, ID: ops.id(got), Name: ops.name(got), Step: string(step)}
+	if prev, ok := env.State.Resource(key); ok && prev.ID == rec.ID {
+		rec.Attrs = prev.Attrs // such as a load balancer's pending create action
+	}
+	if err := env.State.PutResource(key, rec); err != nil {
 		return zero, !found, err
 	}
 	res := ops.kind + "/" + ops.name(got)

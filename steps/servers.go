@@ -203,28 +203,7 @@ func (s *Servers) create(ctx context.Context, c *hcloud.Client, env *engine.Env,
 func (s *Servers) volume(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit, n spec.Node, size int) (*hcloud.Volume, *hcloud.Action, error) {
 	labels := cloud.ClusterLabels(env.Spec.Name, "volume", map[string]string{cloud.LabelNode: n.Name, cloud.LabelPool: n.Pool})
 	var act *hcloud.Action
-	vol, _, err := ensure(ctx, env, emit, s.Name(), "volume/"+n.Name, cloud.Selector(labels), resourceOps[*hcloud.Volume]{
-		kind: "volume",
-		get: func(ctx context.Context, id int64) (*hcloud.Volume, error) {
-			v, _, err := c.Volume.GetByID(ctx, id)
-			return v, err
-		},
-		list: func(ctx context.Context, sel string) ([]*hcloud.Volume, error) {
-			return c.Volume.AllWithOpts(ctx, hcloud.VolumeListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
-		},
-		create: func(ctx context.Context) (*hcloud.Volume, error) {
-			r, _, err := c.Volume.Create(ctx, hcloud.VolumeCreateOpts{Name: n.Name + "-data", Size: size,
-				Location: &hcloud.Location{Name: n.Location}, Labels: labels})
-			if err != nil {
-				return nil, fmt.Errorf("create volume for %s: %w", n.Name, err)
-			}
-			act = r.Action
-			return r.Volume, nil
-		},
-		id:    func(v *hcloud.Volume) int64 { return v.ID },
-		name:  func(v *hcloud.Volume) string { return v.Name },
-		isNil: func(v *hcloud.Volume) bool { return v == nil },
-	})
+	vol, _, err := ensure(ctx, env, emit, s.Name(), "volume/"+n.Name, cloud.Selector(labels), volumeOps(c, n, size, labels, &act))
 	return vol, act, err
 }
 

@@ -100,3 +100,58 @@ func (s *Servers) serverOps(c *hcloud.Client, env *engine.Env, n spec.Node, idx 
 		},
 	}
 }
+
+// volumeOps reconciles a node's data volume: labels, and a larger size
+// (Hetzner resizes volumes up only, in place); a smaller size or another
+// location needs a new volume. create leaves its action in act.
+func volumeOps(c *hcloud.Client, n spec.Node, size int, labels map[string]string, act **hcloud.Action) resourceOps[*hcloud.Volume] {
+	return resourceOps[*hcloud.Volume]{
+		kind: "volume",
+		get: func(ctx context.Context, id int64) (*hcloud.Volume, error) {
+			v, _, err := c.Volume.GetByID(ctx, id)
+			return v, err
+		},
+		list: func(ctx context.Context, sel string) ([]*hcloud.Volume, error) {
+			return c.Volume.AllWithOpts(ctx, hcloud.VolumeListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
+		},
+		create: func(ctx context.Context) (*hcloud.Volume, error) {
+			r, _, err := c.Volume.Create(ctx, hcloud.VolumeCreateOpts{Name: n.Name + "-data", Size: size,
+				Location: &hcloud.Location{Name: n.Location}, Labels: labels})
+			if err != nil {
+				return nil, fmt.Errorf("create volume for %s: %w", n.Name, err)
+			}
+			*act = r.Action
+			return r.Volume, nil
+		},
+		id:    func(v *hcloud.Volume) int64 { return v.ID },
+		name:  func(v *hcloud.Volume) string { return v.Name },
+		isNil: func(v *hcloud.Volume) bool { return v == nil },
+		diff: func(v *hcloud.Volume) []engine.Change {
+			var out []engine.Change
+			if v.Size != size {
+				out = append(out, engine.Change{Field: "size", Old: fmt.Sprintf("%d GB", v.Size), New: fmt.Sprintf("%d GB", size), Replace: v.Size > size})
+			}
+			if v.Location != nil && v.Location.Name != n.Location {
+				out = append(out, engine.Change{Field: fieldLocation, Old: v.Location.Name, New: n.Location, Replace: true})
+			}
+			return append(out, labelsChange(v.Labels, labels)...)
+		},
+		update: func(ctx context.Context, v *hcloud.Volume, changes []engine.Change) (*hcloud.Volume, error) {
+			if has(changes, "size") {
+				a, _, err := c.Volume.Resize(ctx, v, size)
+				if err == nil {
+					err = c.Action.WaitFor(ctx, a)
+				}
+				if err != nil {
+					return v, fmt.Errorf("resize volume %s to %d GB: %w", v.Name, size, err)
+				}
+			}
+			if has(changes, fieldLabels) {
+				if _, _, err := c.Volume.Update(ctx, v, hcloud.VolumeUpdateOpts{Labels: mergedLabels(v.Labels, labels)}); err != nil {
+					return v, fmt.Errorf("set the labels of volume %s: %w", v.Name, err)
+				}
+			}
+			return v, nil
+		},
+	}
+}
