@@ -234,6 +234,30 @@ func TestServerDrift(t *testing.T) {
 	if got, _, _ := c.Server.GetByID(ctx, sv.ID); got.ServerType.Name != "cpx32" {
 		t.Errorf("server type = %s: apply must not change it behind the operator's back", got.ServerType.Name)
 	}
+
+	// A server out of its placement group: Hetzner moves it only while
+	// it is off, so a running one is reported, a stopped one moved.
+	w.spec.Pools[0].ServerType = "cpx32"
+	wait := func(a *hcloud.Action, _ *hcloud.Response, err error) {
+		t.Helper()
+		if err == nil {
+			err = c.Action.WaitFor(ctx, a)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	wait(c.Server.Poweroff(ctx, sv))
+	wait(c.Server.RemoveFromPlacementGroup(ctx, sv))
+	it = w.planOf(t, engine.StepServers, "server", sv.Name)
+	if it.Action != engine.ActionUpdate || len(it.Changes) != 1 || it.Changes[0].Field != fieldPlacementGroup {
+		t.Fatalf("plan = %s %v, want an update of the placement group", it.Action, it.Changes)
+	}
+	w.runOnly(t, engine.StepServers)
+	got, _, _ := c.Server.GetByID(ctx, sv.ID)
+	if got.PlacementGroup == nil || got.PlacementGroup.Name != "demo-worker-1" || got.Status != hcloud.ServerStatusRunning {
+		t.Errorf("after apply: placement group %v, status %s", got.PlacementGroup, got.Status)
+	}
 }
 
 // TestCorrectedTokenReferenceIsUsed: the secrets step fails with a wrong

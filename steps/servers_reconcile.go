@@ -87,11 +87,23 @@ func (s *Servers) serverOps(c *hcloud.Client, env *engine.Env, n spec.Node, idx 
 				if sv.PlacementGroup != nil {
 					old = sv.PlacementGroup.Name
 				}
-				out = append(out, engine.Change{Field: fieldPlacementGroup, Old: old, New: pgName, Replace: true})
+				// Hetzner moves only a powered-off server between groups
+				// (add_to_placement_group, remove_from_placement_group).
+				out = append(out, engine.Change{Field: fieldPlacementGroup, Old: old, New: pgName, Replace: sv.Status != hcloud.ServerStatusOff})
 			}
 			return append(out, labelsChange(sv.Labels, want, cloud.LabelIngress)...)
 		},
-		update: func(ctx context.Context, sv *hcloud.Server, _ []engine.Change) (*hcloud.Server, error) {
+		update: func(ctx context.Context, sv *hcloud.Server, changes []engine.Change) (*hcloud.Server, error) {
+			if has(changes, fieldPlacementGroup) {
+				pgKey, _, _ := placementGroup(sp.Name, n.Pool, n.Index)
+				pg, _ := env.State.Resource(pgKey)
+				if err := s.movePlacementGroup(ctx, c, sv, pg.ID); err != nil {
+					return sv, err
+				}
+			}
+			if !has(changes, fieldLabels) {
+				return sv, nil
+			}
 			got, _, err := c.Server.Update(ctx, sv, hcloud.ServerUpdateOpts{Labels: mergedLabels(sv.Labels, want, cloud.LabelIngress)})
 			if err != nil {
 				return sv, fmt.Errorf("set the labels of server %s: %w", sv.Name, err)
@@ -154,4 +166,32 @@ func volumeOps(c *hcloud.Client, n spec.Node, size int, labels map[string]string
 			return v, nil
 		},
 	}
+}
+
+// movePlacementGroup puts a powered-off server into the placement group.
+func (s *Servers) movePlacementGroup(ctx context.Context, c *hcloud.Client, sv *hcloud.Server, pgID int64) error {
+	step := func(what string, call func() (*hcloud.Action, *hcloud.Response, error)) error {
+		var a *hcloud.Action
+		err := s.d.whileLocked(ctx, func() (err error) {
+			a, _, err = call()
+			return err
+		})
+		if err == nil {
+			err = c.Action.WaitFor(ctx, a)
+		}
+		if err != nil {
+			return fmt.Errorf("%s server %s: %w", what, sv.Name, err)
+		}
+		return nil
+	}
+	if sv.PlacementGroup != nil {
+		if err := step("remove from its placement group", func() (*hcloud.Action, *hcloud.Response, error) {
+			return c.Server.RemoveFromPlacementGroup(ctx, sv)
+		}); err != nil {
+			return err
+		}
+	}
+	return step("add to its placement group", func() (*hcloud.Action, *hcloud.Response, error) {
+		return c.Server.AddToPlacementGroup(ctx, sv, &hcloud.PlacementGroup{ID: pgID})
+	})
 }
