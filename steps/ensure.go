@@ -137,22 +137,26 @@ func planItem[T any](ctx context.Context, st *state.Store, key, selector string,
 	if err != nil {
 		return item, err
 	}
-	item.Action = engine.ActionCreate
-	if !found {
-		return item, nil
+	if found && ops.diff != nil {
+		item.Changes = ops.diff(got)
 	}
-	item.Action = engine.ActionReuse
-	if ops.diff == nil {
-		return item, nil
-	}
-	item.Changes = ops.diff(got)
-	if len(item.Changes) > 0 {
-		item.Action = engine.ActionUpdate
-	}
-	if _, replace := splitChanges(item.Changes); len(replace) > 0 {
-		item.Action = engine.ActionReplace
-	}
+	item.Action = planAction(found, item.Changes)
 	return item, nil
+}
+
+// planAction is create for a resource not found, else update, replace or
+// reuse after its changes.
+func planAction(found bool, changes []engine.Change) engine.Action {
+	if !found {
+		return engine.ActionCreate
+	}
+	if _, replace := splitChanges(changes); len(replace) > 0 {
+		return engine.ActionReplace
+	}
+	if len(changes) > 0 {
+		return engine.ActionUpdate
+	}
+	return engine.ActionReuse
 }
 
 func splitChanges(changes []engine.Change) (inPlace, replace []engine.Change) {

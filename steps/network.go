@@ -164,22 +164,44 @@ func hasSubnet(n *hcloud.Network, cidr string) bool {
 	return false
 }
 
-// Plan implements engine.Step.
+// Plan implements engine.Step. Subnets are items of their own: apply
+// adds the missing ones to the network in place.
 func (s *Network) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error) {
 	p := engine.Plan{}
 	sp := env.Spec
-	item := engine.PlanItem{Kind: "network", Name: sp.Name, Detail: fmt.Sprintf("%s in %s", sp.Network.CIDR, sp.Network.Zone)}
-	c := s.d.planClient(ctx, env, &p)
-	if c == nil {
-		item.Action = stateAction(env, keyNetwork)
-		p.Items = append(p.Items, item)
-		return p, nil
-	}
-	item, err := planItem(ctx, env.State, keyNetwork, cloud.Selector(networkLabels(sp.Name)), networkOps(c, sp), item)
-	if err != nil {
-		return p, err
+	item := engine.PlanItem{Action: stateAction(env, keyNetwork), Kind: "network", Name: sp.Name,
+		Detail: fmt.Sprintf("%s in %s", sp.Network.CIDR, sp.Network.Zone)}
+	var n *hcloud.Network
+	if c := s.d.planClient(ctx, env, &p); c != nil {
+		ops := networkOps(c, sp)
+		got, found, err := find(ctx, env.State, keyNetwork, cloud.Selector(networkLabels(sp.Name)), ops)
+		if err != nil {
+			return p, err
+		}
+		if found {
+			n = got
+			for _, ch := range ops.diff(got) {
+				if ch.Field != fieldSubnets {
+					item.Changes = append(item.Changes, ch)
+				}
+			}
+		}
+		item.Action = planAction(found, item.Changes)
 	}
 	p.Items = append(p.Items, item)
+	recorded := map[string]bool{} // without Hetzner: the subnets last recorded
+	if r, ok := env.State.Resource(keyNetwork); ok {
+		for _, c := range r.Attrs {
+			recorded[c] = true
+		}
+	}
+	for _, sn := range subnets(sp) {
+		a := engine.ActionCreate
+		if (n != nil && hasSubnet(n, sn)) || (n == nil && item.Action != engine.ActionCreate && recorded[sn]) {
+			a = engine.ActionReuse
+		}
+		p.Items = append(p.Items, engine.PlanItem{Action: a, Kind: "subnet", Name: sn})
+	}
 	return p, nil
 }
 
