@@ -31,6 +31,9 @@ const (
 func firewallOps(c *hcloud.Client, sp *spec.Spec) resourceOps[*hcloud.Firewall] {
 	labels := firewallLabels(sp)
 	want := firewallRules(sp)
+	if want == nil {
+		want = []hcloud.FirewallRule{} // "rules": [] closes every port; null is refused
+	}
 	applyTo := hcloud.FirewallResource{
 		Type:          hcloud.FirewallResourceTypeLabelSelector,
 		LabelSelector: &hcloud.FirewallResourceLabelSelector{Selector: cloud.ClusterSelector(sp.Name)},
