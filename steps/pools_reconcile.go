@@ -179,11 +179,13 @@ func loadBalancerSpecs(sp *spec.Spec) []lbSpec {
 	return out
 }
 
-// The health check of every service: TCP on the destination port, with
-// Hetzner's documented defaults (15 s interval, 10 s timeout, 3 retries;
-// Hetzner Cloud API, "Load Balancers: add service", health_check). The
-// API description marks health_check and proxyprotocol as required for
-// each service, so both are always sent.
+// The health check of every service: TCP on the destination port, every
+// 15 s with a 10 s timeout and 3 retries (the values Hetzner fills in
+// when none are given, as the sandbox models them). Hetzner's API
+// description marks health_check and proxyprotocol as required for each
+// service, and protocol, port, interval, timeout and retries as required
+// in a health check (the OpenAPI-generated hcloud crate on docs.rs,
+// src/models/load_balancer_service_health_check.rs), so all are sent.
 const (
 	healthInterval = 15 * time.Second
 	healthTimeout  = 10 * time.Second

@@ -356,3 +356,46 @@ func TestFormatRulesIsOrderIndependent(t *testing.T) {
 		t.Error("different sources compare equal")
 	}
 }
+
+// TestNetworkAndPlacementGroupDrift: labels removed behind ohmytalos'
+// back come back; another network range is planned as replace and left
+// alone.
+func TestNetworkAndPlacementGroupDrift(t *testing.T) {
+	w := appliedWorld(t)
+	ctx := context.Background()
+	c := w.client()
+	n, _, err := c.Network.GetByName(ctx, w.spec.Name)
+	if err != nil || n == nil {
+		t.Fatalf("network: %v", err)
+	}
+	if _, _, err := c.Network.Update(ctx, n, hcloud.NetworkUpdateOpts{Labels: map[string]string{}}); err != nil {
+		t.Fatal(err)
+	}
+	pg, _, err := c.PlacementGroup.GetByName(ctx, "demo-worker-1")
+	if err != nil || pg == nil {
+		t.Fatalf("placement group: %v", err)
+	}
+	if _, _, err := c.PlacementGroup.Update(ctx, pg, hcloud.PlacementGroupUpdateOpts{Labels: map[string]string{"extra": "kept"}}); err != nil {
+		t.Fatal(err)
+	}
+	if it := w.planOf(t, engine.StepNetwork, "network", w.spec.Name); it.Action != engine.ActionUpdate || len(it.Changes) != 1 || it.Changes[0].Field != fieldLabels {
+		t.Errorf("network plan = %s %v", it.Action, it.Changes)
+	}
+	if it := w.planOf(t, engine.StepPools, "placement-group", pg.Name); it.Action != engine.ActionUpdate {
+		t.Errorf("placement group plan = %s %v", it.Action, it.Changes)
+	}
+	w.runOnly(t, engine.StepNetwork)
+	w.runOnly(t, engine.StepPools)
+	if got, _, _ := c.Network.GetByID(ctx, n.ID); got.Labels[cloud.LabelCluster] != w.spec.Name {
+		t.Errorf("network labels = %v", got.Labels)
+	}
+	if got, _, _ := c.PlacementGroup.GetByID(ctx, pg.ID); got.Labels[cloud.LabelPool] != "worker" || got.Labels["extra"] != "kept" {
+		t.Errorf("placement group labels = %v", got.Labels)
+	}
+
+	w.spec.Network.CIDR = "10.1.0.0/16"
+	it := w.planOf(t, engine.StepNetwork, "network", w.spec.Name)
+	if it.Action != engine.ActionReplace || it.Changes[0].Field != fieldIPRange || it.Changes[0].Old != "10.0.0.0/16" {
+		t.Errorf("plan after a new range = %s %v", it.Action, it.Changes)
+	}
+}
