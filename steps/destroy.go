@@ -209,12 +209,12 @@ func Destroy(ctx context.Context, d *Deps, env *engine.Env, p *DestroyPlan, emit
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			if k == keyNetwork || st.Resources[k].Step != "images" {
+			if k == keyNetwork || st.Resources[k].Step != string(engine.StepImages) {
 				delete(st.Resources, k)
 			}
 		}
 		for name := range st.Steps {
-			if name != "secrets" && (name != "images" || len(p.Snapshots) > 0) {
+			if step := engine.StepName(name); step != engine.StepSecrets && (step != engine.StepImages || len(p.Snapshots) > 0) {
 				delete(st.Steps, name)
 			}
 		}
