@@ -250,8 +250,9 @@ func TestServerDrift(t *testing.T) {
 	wait(c.Server.Poweroff(ctx, sv))
 	wait(c.Server.RemoveFromPlacementGroup(ctx, sv))
 	it = w.planOf(t, engine.StepServers, "server", sv.Name)
-	if it.Action != engine.ActionUpdate || len(it.Changes) != 1 || it.Changes[0].Field != fieldPlacementGroup {
-		t.Fatalf("plan = %s %v, want an update of the placement group", it.Action, it.Changes)
+	if it.Action != engine.ActionUpdate || len(it.Changes) != 2 || it.Changes[0].Field != fieldPlacementGroup ||
+		it.Changes[1].String() != "status: off -> running" {
+		t.Fatalf("plan = %s %v, want an update of the placement group and the status", it.Action, it.Changes)
 	}
 	w.runOnly(t, engine.StepServers)
 	got, _, _ := c.Server.GetByID(ctx, sv.ID)

@@ -50,9 +50,13 @@ func (s *Servers) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error
 	p := engine.Plan{}
 	c := s.d.planClient(ctx, env, &p)
 	var idx *serverIndex
+	var netw *hcloud.Network
 	if c != nil {
 		var err error
 		if idx, err = listServers(ctx, c, env.Spec.Name); err != nil {
+			return p, err
+		}
+		if netw, err = findNetwork(ctx, c, env.State, env.Spec.Name); err != nil {
 			return p, err
 		}
 	}
@@ -61,7 +65,7 @@ func (s *Servers) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error
 			Detail: fmt.Sprintf("%s in %s, %s", n.ServerType, n.Location, n.PrivateIP)}
 		if c != nil {
 			var err error
-			ops := s.serverOps(c, env, n, idx, nil)
+			ops := s.serverOps(c, env, n, idx, netw, nil)
 			if item, err = planItem(ctx, env.State, serverKey(n.Name), serverSelector(env.Spec, n), ops, item); err != nil {
 				return p, err
 			}
@@ -120,7 +124,7 @@ func (s *Servers) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) 
 	for i, n := range nodes {
 		g.Go(func() error {
 			var acts []*hcloud.Action
-			sv, _, err := ensure(gctx, env, emit, s.Name(), serverKey(n.Name), serverSelector(sp, n), s.serverOps(c, env, n, idx, func(ctx context.Context) (*hcloud.Server, error) {
+			sv, _, err := ensure(gctx, env, emit, s.Name(), serverKey(n.Name), serverSelector(sp, n), s.serverOps(c, env, n, idx, netw, func(ctx context.Context) (*hcloud.Server, error) {
 				sv, a, err := s.create(ctx, c, env, emit, n, configs[n.Pool].Config)
 				acts = a
 				return sv, err

@@ -11,10 +11,12 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 )
 
-// Server change fields.
+// Server change fields. Network and status are made by the attach and
+// power-on phases that follow for every server.
 const (
 	fieldServerType     = "server type"
 	fieldPlacementGroup = "placement group"
+	fieldStatus         = "status"
 )
 
 // serverIndex is the cluster's servers from one list request, so that
@@ -46,9 +48,12 @@ func serverSelector(sp *spec.Spec, n spec.Node) string {
 // serverOps reconciles a node's server: labels in place (the ingress label
 // follows the pool's loadBalancer setting, so the load balancer targets
 // follow); another server type, location or placement group is reported,
-// as Hetzner changes them only on a powered-off server. Lookups are served
-// from idx first; create may be nil when only planning.
-func (s *Servers) serverOps(c *hcloud.Client, env *engine.Env, n spec.Node, idx *serverIndex, create func(context.Context) (*hcloud.Server, error)) resourceOps[*hcloud.Server] {
+// as Hetzner changes them only on a powered-off server; a detached or
+// stopped server is listed, and attached and started by the phases that
+// follow. Lookups are served from idx first; netw may be nil (no network
+// yet) and create nil when only planning.
+func (s *Servers) serverOps(c *hcloud.Client, env *engine.Env, n spec.Node, idx *serverIndex, netw *hcloud.Network,
+	create func(context.Context) (*hcloud.Server, error)) resourceOps[*hcloud.Server] {
 	sp := env.Spec
 	want := serverLabels(sp, n)
 	listed := false
@@ -90,6 +95,12 @@ func (s *Servers) serverOps(c *hcloud.Client, env *engine.Env, n spec.Node, idx 
 				// Hetzner moves only a powered-off server between groups
 				// (add_to_placement_group, remove_from_placement_group).
 				out = append(out, engine.Change{Field: fieldPlacementGroup, Old: old, New: pgName, Replace: sv.Status != hcloud.ServerStatusOff})
+			}
+			if netw != nil && !attachedTo(sv, netw) {
+				out = append(out, engine.Change{Field: fieldNetwork, New: netw.Name + " at " + n.PrivateIP})
+			}
+			if sv.Status != hcloud.ServerStatusRunning && sv.Status != hcloud.ServerStatusStarting {
+				out = append(out, engine.Change{Field: fieldStatus, Old: string(sv.Status), New: string(hcloud.ServerStatusRunning)})
 			}
 			return append(out, labelsChange(sv.Labels, want, cloud.LabelIngress)...)
 		},
