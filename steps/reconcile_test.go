@@ -5,6 +5,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -267,10 +268,14 @@ func TestServerDrift(t *testing.T) {
 func TestCorrectedTokenReferenceIsUsed(t *testing.T) {
 	w := newWorld(t, "../examples/seed.yaml")
 	d := w.deps()
+	var mu sync.Mutex
+	stored := "wrong-token"
 	d.Resolver = secrets.NewResolver(secrets.Options{Env: func(k string) (string, bool) {
+		mu.Lock()
+		defer mu.Unlock()
 		switch k {
 		case "HCLOUD_TOKEN":
-			return "wrong-token", true
+			return stored, true
 		case "GOOD_TOKEN":
 			return w.sb.Token, true
 		}
@@ -288,6 +293,16 @@ func TestCorrectedTokenReferenceIsUsed(t *testing.T) {
 	}
 	if got := d.Redact("x wrong-token " + w.sb.Token); strings.Contains(got, "wrong-token") || strings.Contains(got, w.sb.Token) {
 		t.Errorf("redaction lost a looked-up value: %q", got)
+	}
+
+	// The same reference, with the secret fixed where it points: the
+	// rejected value was forgotten, so it is looked up again.
+	env.Spec.Secrets.HCloudToken = spec.SecretRef{Provider: "env", Ref: "HCLOUD_TOKEN"}
+	mu.Lock()
+	stored = w.sb.Token
+	mu.Unlock()
+	if err := e.Run(context.Background(), env, engine.Options{Only: engine.StepSecrets, Redact: d.Redact}, nil); err != nil {
+		t.Fatalf("fixed secret behind the same reference: %v", err)
 	}
 }
 

@@ -56,16 +56,20 @@ type clients struct {
 	mu       sync.Mutex
 	values   map[string]secrets.Value
 	hcloud   map[string]*hcloud.Client
+	// retired are values dropped by forget, still redacted: messages
+	// carrying them may be on their way out.
+	retired []secrets.Value
 }
 
 // Redact replaces every looked-up secret value in s.
 func (d *Deps) Redact(s string) string {
 	d.clients.mu.Lock()
 	defer d.clients.mu.Unlock()
-	vals := make([]secrets.Value, 0, len(d.clients.values))
+	vals := make([]secrets.Value, 0, len(d.clients.values)+len(d.clients.retired))
 	for _, v := range d.clients.values {
 		vals = append(vals, v)
 	}
+	vals = append(vals, d.clients.retired...)
 	return secrets.Redact(s, vals...)
 }
 
@@ -115,11 +119,9 @@ func (d *Deps) forget(ref spec.SecretRef) {
 	d.clients.mu.Lock()
 	defer d.clients.mu.Unlock()
 	delete(d.clients.hcloud, key)
-	// The value stays registered for redaction under another key: it may
-	// already be in messages still on their way out.
 	if v, ok := d.clients.values[key]; ok {
 		delete(d.clients.values, key)
-		d.clients.values["forgotten:"+key] = v
+		d.clients.retired = append(d.clients.retired, v)
 	}
 }
 
