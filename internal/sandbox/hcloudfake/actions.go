@@ -158,6 +158,11 @@ func (f *Fake) routeActions(rq *request) (int, any, error, bool) {
 		}
 		return http.StatusOK, f.actionBody(a, rq.now), nil, true
 	case 1:
+		// API description, get_actions: GET /actions requires id (listing
+		// every action of a project was removed on 30 January 2025).
+		if typ == "" && len(rq.query["id"]) == 0 {
+			return 0, nil, errInvalid("id", "id is required: GET /actions returns the actions named by one or more id parameters"), true
+		}
 		ids := map[int64]bool{}
 		for _, v := range rq.query["id"] {
 			id, err := strconv.ParseInt(v, 10, 64)

@@ -1,8 +1,6 @@
 package hcloudfake
 
 import (
-	"github.com/ohmytalos/ohmytalos/internal/cloud"
-
 	"fmt"
 	"maps"
 	"net/http"
@@ -19,7 +17,7 @@ func (f *Fake) firewallKind() *collection[*schema.Firewall, schema.Firewall] {
 		fields: func(x *schema.Firewall) (int64, *string, *map[string]string) { return x.ID, &x.Name, &x.Labels },
 		remove: func(_ *request, id int64, fw *schema.Firewall) (*action, error) {
 			if len(fw.AppliedTo) > 0 {
-				return nil, errCode(http.StatusConflict, "resource_in_use",
+				return nil, errCode(http.StatusUnprocessableEntity, "resource_in_use",
 					fmt.Sprintf("firewall %d is still applied to %d resources; remove it from them first", id, len(fw.AppliedTo)))
 			}
 			return nil, nil
@@ -82,7 +80,7 @@ func (f *Fake) checkApply(field string, res []schema.FirewallResource) error {
 				return errCode(http.StatusNotFound, "firewall_resource_not_found", fmt.Sprintf("server %d not found", r.Server.ID))
 			}
 		case r.Type == "label_selector" && r.LabelSelector != nil:
-			if _, err := cloud.ParseSelector(r.LabelSelector.Selector); err != nil {
+			if _, err := parseSelector(r.LabelSelector.Selector); err != nil {
 				return errInvalid(field, err.Error())
 			}
 		default:
@@ -169,7 +167,7 @@ func (f *Fake) firewallAction(rq *request, fw *schema.Firewall, command string) 
 		}
 		for _, r := range req.ApplyTo {
 			if slices.ContainsFunc(fw.AppliedTo, func(x schema.FirewallResource) bool { return sameResource(x, r) }) {
-				return 0, nil, errCode(http.StatusConflict, "firewall_already_applied", fmt.Sprintf("firewall %d is already applied to this %s", fw.ID, r.Type))
+				return 0, nil, errCode(http.StatusUnprocessableEntity, "firewall_already_applied", fmt.Sprintf("firewall %d is already applied to this %s", fw.ID, r.Type))
 			}
 		}
 		for _, r := range req.ApplyTo {
@@ -181,10 +179,22 @@ func (f *Fake) firewallAction(rq *request, fw *schema.Firewall, command string) 
 		if err := rq.decode(&req); err != nil {
 			return 0, nil, err
 		}
+		if err := f.checkApply("remove_from", req.RemoveFrom); err != nil {
+			return 0, nil, err
+		}
 		for _, r := range req.RemoveFrom {
 			i := slices.IndexFunc(fw.AppliedTo, func(x schema.FirewallResource) bool { return sameResource(x, r) })
+			if i < 0 && r.Server != nil && f.firewallAppliesTo(fw, f.servers[r.Server.ID]) {
+				// API description, remove_firewall_from_resources: 422
+				// firewall_managed_by_label_selector.
+				return 0, nil, errCode(http.StatusUnprocessableEntity, "firewall_managed_by_label_selector",
+					fmt.Sprintf("firewall %d reaches server %d through a label selector; change the selector or the server's labels instead", fw.ID, r.Server.ID))
+			}
 			if i < 0 {
-				return 0, nil, errCode(http.StatusConflict, "firewall_already_removed", fmt.Sprintf("firewall %d is not applied to this %s", fw.ID, r.Type))
+				// Not applied: nothing to do. Hetzner no longer answers
+				// firewall_already_removed (hcloud-go v2.52.0 error.go marks
+				// it deprecated, changelog 2025-08-04).
+				continue
 			}
 			fw.AppliedTo = slices.Delete(fw.AppliedTo, i, i+1)
 			actions = append(actions, f.newAction("remove_firewall", rq.now, f.applyRefs(fw.ID, r)...))
@@ -203,7 +213,7 @@ func (f *Fake) firewallAppliesTo(fw *schema.Firewall, ss *serverState) bool {
 			return true
 		}
 		if r.Type == "label_selector" && r.LabelSelector != nil {
-			if sel, err := cloud.ParseSelector(r.LabelSelector.Selector); err == nil && sel.Matches(ss.s.Labels) {
+			if sel, err := parseSelector(r.LabelSelector.Selector); err == nil && sel.matches(ss.s.Labels) {
 				return true
 			}
 		}
@@ -220,9 +230,9 @@ func (f *Fake) renderFirewall(fw *schema.Firewall) schema.Firewall {
 	for _, r := range fw.AppliedTo {
 		r.AppliedToResources = nil
 		if r.Type == "label_selector" && r.LabelSelector != nil {
-			sel, _ := cloud.ParseSelector(r.LabelSelector.Selector)
+			sel, _ := parseSelector(r.LabelSelector.Selector)
 			for _, sid := range slices.Sorted(maps.Keys(f.servers)) {
-				if sel.Matches(f.servers[sid].s.Labels) {
+				if sel.matches(f.servers[sid].s.Labels) {
 					r.AppliedToResources = append(r.AppliedToResources,
 						schema.FirewallResource{Type: "server", Server: &schema.FirewallResourceServer{ID: sid}})
 				}

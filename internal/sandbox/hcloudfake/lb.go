@@ -58,7 +58,7 @@ func service(protocol string, listen, dest *int, proxy *bool, hc *schema.LoadBal
 
 func (f *Fake) addService(lb *schema.LoadBalancer, s schema.LoadBalancerService) error {
 	if slices.ContainsFunc(lb.Services, func(x schema.LoadBalancerService) bool { return x.ListenPort == s.ListenPort }) {
-		return errCode(http.StatusConflict, "source_port_already_used", fmt.Sprintf("listen port %d is already used by another service", s.ListenPort))
+		return errCode(http.StatusPreconditionFailed, "source_port_already_used", fmt.Sprintf("listen port %d is already used by another service", s.ListenPort))
 	}
 	if len(lb.Services) >= lb.LoadBalancerType.MaxServices {
 		return errCode(http.StatusForbidden, "resource_limit_exceeded", fmt.Sprintf("%s allows at most %d services", lb.LoadBalancerType.Name, lb.LoadBalancerType.MaxServices))
@@ -70,7 +70,7 @@ func (f *Fake) addService(lb *schema.LoadBalancer, s schema.LoadBalancerService)
 // attachLB attaches a load balancer to a network with an IP from its zone.
 func (f *Fake) attachLB(lb *schema.LoadBalancer, networkID int64, want string) error {
 	if slices.ContainsFunc(lb.PrivateNet, func(pn schema.LoadBalancerPrivateNet) bool { return pn.Network == networkID }) {
-		return errCode(http.StatusConflict, "load_balancer_already_attached", fmt.Sprintf("load balancer %d is already attached to network %d", lb.ID, networkID))
+		return errCode(http.StatusUnprocessableEntity, "load_balancer_already_attached", fmt.Sprintf("load balancer %d is already attached to network %d", lb.ID, networkID))
 	}
 	ip, err := f.allocatePrivateIP(networkID, lb.Location.NetworkZone, want)
 	if err != nil {

@@ -1,8 +1,6 @@
 package hcloudfake
 
 import (
-	"github.com/ohmytalos/ohmytalos/internal/cloud"
-
 	"fmt"
 	"maps"
 	"net/http"
@@ -38,14 +36,14 @@ func (f *Fake) addTarget(lb *schema.LoadBalancer, t schema.LoadBalancerTarget) e
 			return errInvalid("server", fmt.Sprintf("server %d not found", t.Server.ID))
 		}
 		if t.UsePrivateIP && !f.sharesNetwork(lb, ss) {
-			return errCode(http.StatusPreconditionFailed, "server_not_attached_to_network",
+			return errCode(http.StatusUnprocessableEntity, "server_not_attached_to_network",
 				fmt.Sprintf("server %d is not attached to the load balancer's network", t.Server.ID))
 		}
 	case "label_selector":
 		if t.LabelSelector == nil {
 			return errInvalid("label_selector", "a label_selector target needs label_selector.selector")
 		}
-		if _, err := cloud.ParseSelector(t.LabelSelector.Selector); err != nil {
+		if _, err := parseSelector(t.LabelSelector.Selector); err != nil {
 			return errInvalid("label_selector", err.Error())
 		}
 	case "ip":
@@ -56,11 +54,11 @@ func (f *Fake) addTarget(lb *schema.LoadBalancer, t schema.LoadBalancerTarget) e
 		return errInvalid("type", fmt.Sprintf("target type %q is not one of server, label_selector, ip", t.Type))
 	}
 	if t.UsePrivateIP && len(lb.PrivateNet) == 0 {
-		return errCode(http.StatusPreconditionFailed, "load_balancer_not_attached_to_network",
+		return errCode(http.StatusUnprocessableEntity, "load_balancer_not_attached_to_network",
 			"use_private_ip needs the load balancer attached to a network; attach it first")
 	}
 	if slices.ContainsFunc(lb.Targets, func(x schema.LoadBalancerTarget) bool { return sameTarget(x, t) }) {
-		return errCode(http.StatusConflict, "target_already_defined", "this target is already defined on the load balancer")
+		return errCode(http.StatusUnprocessableEntity, "target_already_defined", "this target is already defined on the load balancer")
 	}
 	if len(lb.Targets) >= lb.LoadBalancerType.MaxTargets {
 		return errCode(http.StatusForbidden, "resource_limit_exceeded", fmt.Sprintf("%s allows at most %d targets", lb.LoadBalancerType.Name, lb.LoadBalancerType.MaxTargets))
@@ -125,14 +123,14 @@ func (f *Fake) resolveTargets(lb *schema.LoadBalancer) []schema.LoadBalancerTarg
 }
 
 func (f *Fake) selectorTargets(lb *schema.LoadBalancer, t schema.LoadBalancerTarget) []schema.LoadBalancerTarget {
-	sel, err := cloud.ParseSelector(t.LabelSelector.Selector)
+	sel, err := parseSelector(t.LabelSelector.Selector)
 	if err != nil {
 		return nil
 	}
 	var out []schema.LoadBalancerTarget
 	for _, sid := range slices.Sorted(maps.Keys(f.servers)) {
 		ss := f.servers[sid]
-		if !sel.Matches(ss.s.Labels) || (t.UsePrivateIP && !f.sharesNetwork(lb, ss)) {
+		if !sel.matches(ss.s.Labels) || (t.UsePrivateIP && !f.sharesNetwork(lb, ss)) {
 			continue
 		}
 		out = append(out, schema.LoadBalancerTarget{Type: "server", Server: &schema.LoadBalancerTargetServer{ID: sid},

@@ -115,7 +115,7 @@ func addSubnet(ns *networkState, req schema.NetworkActionAddSubnetRequest) error
 			cand = netip.PrefixFrom(netip.AddrFrom4(next), 24)
 		}
 		if !sub.IsValid() {
-			return errCode(http.StatusPreconditionFailed, "no_subnet_available", "no free /24 left in "+ns.n.IPRange)
+			return errCode(http.StatusUnprocessableEntity, "no_subnet_available", "no free /24 left in "+ns.n.IPRange)
 		}
 	} else {
 		var err error
@@ -126,7 +126,7 @@ func addSubnet(ns *networkState, req schema.NetworkActionAddSubnetRequest) error
 			return errInvalid("ip_range", fmt.Sprintf("subnet %s is not inside the network range %s", sub, parent))
 		}
 		if overlapsSubnet(ns, sub) {
-			return errCode(http.StatusConflict, "networks_overlap", fmt.Sprintf("subnet %s overlaps an existing subnet of network %d", sub, ns.n.ID))
+			return errCode(http.StatusUnprocessableEntity, "networks_overlap", fmt.Sprintf("subnet %s overlaps an existing subnet of network %d", sub, ns.n.ID))
 		}
 	}
 	gw := parent.Addr().Next()
@@ -182,7 +182,7 @@ func (f *Fake) networkAction(rq *request, ns *networkState, command string) (int
 		sub, _ := netip.ParsePrefix(req.IPRange)
 		for ip := range f.usedIPs(ns.n.ID) {
 			if a, err := netip.ParseAddr(ip); err == nil && sub.Contains(a) {
-				return 0, nil, errCode(http.StatusConflict, "resource_in_use", fmt.Sprintf("subnet %s still has attached resources (%s); detach them first", req.IPRange, ip))
+				return 0, nil, errCode(http.StatusUnprocessableEntity, "resource_in_use", fmt.Sprintf("subnet %s still has attached resources (%s); detach them first", req.IPRange, ip))
 			}
 		}
 		ns.n.Subnets = slices.Delete(ns.n.Subnets, i, i+1)
@@ -303,7 +303,7 @@ func (f *Fake) allocatePrivateIP(networkID int64, zone, want string) (string, er
 			return "", errInvalid("ip", fmt.Sprintf("subnet %s is in zone %s, the resource is in %s", sub.IPRange, sub.NetworkZone, zone))
 		}
 		if used[ip.String()] != "" || ip.String() == gateway.String() {
-			return "", errCode(http.StatusConflict, "ip_not_available", fmt.Sprintf("ip %s is already used in network %d", want, networkID))
+			return "", errCode(http.StatusUnprocessableEntity, "ip_not_available", fmt.Sprintf("ip %s is already used in network %d", want, networkID))
 		}
 		return ip.String(), nil
 	}
@@ -324,8 +324,8 @@ func (f *Fake) allocatePrivateIP(networkID int64, zone, want string) (string, er
 		}
 	}
 	if !zoneMatch {
-		return "", errCode(http.StatusPreconditionFailed, "no_subnet_available",
+		return "", errCode(http.StatusUnprocessableEntity, "no_subnet_available",
 			fmt.Sprintf("network %d has no subnet in network zone %s; add one with add_subnet", networkID, zone))
 	}
-	return "", errCode(http.StatusPreconditionFailed, "no_subnet_available", fmt.Sprintf("all subnets of network %d in %s are full", networkID, zone))
+	return "", errCode(http.StatusUnprocessableEntity, "no_subnet_available", fmt.Sprintf("all subnets of network %d in %s are full", networkID, zone))
 }

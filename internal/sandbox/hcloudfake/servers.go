@@ -1,8 +1,6 @@
 package hcloudfake
 
 import (
-	"github.com/ohmytalos/ohmytalos/internal/cloud"
-
 	"crypto/rand"
 	"fmt"
 	"maps"
@@ -56,20 +54,6 @@ func (f *Fake) serverKind() *collection[*serverState, schema.Server] {
 	}
 	c.update = patchBy(c, func(r *schema.ServerUpdateRequest) (*string, *map[string]string) { return optName(r.Name), r.Labels })
 	return c
-}
-
-// checkLabels validates label keys and values as Hetzner does (roughly:
-// DNS-label-like keys with an optional prefix, values up to 63 characters).
-func checkLabels(labels map[string]string) error {
-	for k, v := range labels {
-		if err := cloud.CheckLabelKey(k); err != nil || len(k) > 317 {
-			return errInvalid("labels", fmt.Sprintf("invalid label key %q", k))
-		}
-		if len(v) > 63 {
-			return errInvalid("labels", fmt.Sprintf("label value of %q is longer than 63 characters", k))
-		}
-	}
-	return nil
 }
 
 func labelsOrEmpty(p *map[string]string) map[string]string {
@@ -137,7 +121,7 @@ func (f *Fake) createServer(rq *request) (int, any, error) {
 			return 0, nil, errInvalid("placement_group", fmt.Sprintf("placement group %d not found", req.PlacementGroup))
 		}
 		if n := len(f.placementGroupServers(req.PlacementGroup)); n >= maxPlacementGroupServers {
-			return 0, nil, errCode(http.StatusPreconditionFailed, "placement_error",
+			return 0, nil, errCode(http.StatusUnprocessableEntity, "placement_error",
 				fmt.Sprintf("placement group %d already holds %d servers, the most a spread group allows", req.PlacementGroup, n))
 		}
 	}
@@ -147,7 +131,7 @@ func (f *Fake) createServer(rq *request) (int, any, error) {
 			return 0, nil, errInvalid("volumes", fmt.Sprintf("volume %d not found", v))
 		}
 		if vol.Server != nil {
-			return 0, nil, errCode(http.StatusConflict, "volume_already_attached", fmt.Sprintf("volume %d is already attached to server %d", v, *vol.Server))
+			return 0, nil, errCode(http.StatusUnprocessableEntity, "volume_already_attached", fmt.Sprintf("volume %d is already attached to server %d", v, *vol.Server))
 		}
 	}
 	enableV4, enableV6 := true, true
@@ -163,7 +147,7 @@ func (f *Fake) createServer(rq *request) (int, any, error) {
 			return 0, nil, errInvalid("public_net", fmt.Sprintf("primary ip %d not found", pid))
 		}
 		if pip.AssigneeID != nil {
-			return 0, nil, errCode(http.StatusConflict, "primary_ip_assigned", fmt.Sprintf("primary ip %d is already assigned to server %d", pid, *pip.AssigneeID))
+			return 0, nil, errCode(http.StatusUnprocessableEntity, "primary_ip_assigned", fmt.Sprintf("primary ip %d is already assigned to server %d", pid, *pip.AssigneeID))
 		}
 	}
 
