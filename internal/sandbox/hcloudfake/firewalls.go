@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/netip"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud/schema"
 )
@@ -38,6 +40,9 @@ func checkRules(in []schema.FirewallRuleRequest) ([]schema.FirewallRule, error) 
 		case "tcp", "udp":
 			if r.Port == nil || *r.Port == "" {
 				return nil, errInvalid("rules", fmt.Sprintf("a %s rule needs a port", r.Protocol))
+			}
+			if _, _, ok := portRange(*r.Port); !ok {
+				return nil, errInvalid("rules", fmt.Sprintf("port %q is not a port (1-65535), a range such as 1024-5000, or any", *r.Port))
 			}
 		case "icmp", "esp", "gre":
 			if r.Port != nil {
@@ -241,4 +246,23 @@ func (f *Fake) renderFirewall(fw *schema.Firewall) schema.Firewall {
 		out.AppliedTo = append(out.AppliedTo, r)
 	}
 	return out
+}
+
+// portRange parses a rule's port: a single port, a range "a-b" (API
+// description, Firewall rule "port": "A port range can be specified by
+// separating two ports with a dash") or "any".
+func portRange(s string) (lo, hi int, ok bool) {
+	if s == "any" {
+		return 1, 65535, true
+	}
+	a, b, isRange := strings.Cut(s, "-")
+	lo, errA := strconv.Atoi(a)
+	hi, errB := lo, error(nil)
+	if isRange {
+		hi, errB = strconv.Atoi(b)
+	}
+	if errA != nil || errB != nil || lo < 1 || hi > 65535 || lo > hi {
+		return 0, 0, false
+	}
+	return lo, hi, true
 }
