@@ -97,6 +97,9 @@ func (f *Fake) volumeAction(rq *request, v *schema.Volume, command string) (int,
 		if !ok {
 			return 0, nil, errInvalid("server", fmt.Sprintf("server %d not found", req.Server))
 		}
+		if err := f.checkUnlocked("server", ss.s.ID); err != nil {
+			return 0, nil, err
+		}
 		if v.Server != nil {
 			return 0, nil, errCode(http.StatusUnprocessableEntity, "volume_already_attached", fmt.Sprintf("volume %d is already attached to server %d", v.ID, *v.Server))
 		}
@@ -110,6 +113,9 @@ func (f *Fake) volumeAction(rq *request, v *schema.Volume, command string) (int,
 	case "detach":
 		if v.Server == nil {
 			return 0, nil, errInvalid("volume", fmt.Sprintf("volume %d is not attached to a server", v.ID))
+		}
+		if err := f.checkUnlocked("server", *v.Server); err != nil {
+			return 0, nil, err
 		}
 		refs = append(refs, ref("server", *v.Server))
 		v.Server = nil
