@@ -133,6 +133,13 @@ func (f *Fake) createServer(rq *request) (int, any, error) {
 		if vol.Server != nil {
 			return 0, nil, errCode(http.StatusUnprocessableEntity, "volume_already_attached", fmt.Sprintf("volume %d is already attached to server %d", v, *vol.Server))
 		}
+		// API description, create_volume: "a Volume can be attached to a
+		// Server only in the same Location as the Volume itself". The
+		// description names no specific code for this refusal; the fake
+		// answers invalid_input on the field, as for other bad references.
+		if vol.Location.Name != loc.Name {
+			return 0, nil, errInvalid("volumes", fmt.Sprintf("volume %d is in %s, the server would be in %s; a volume attaches only to servers in its location", v, vol.Location.Name, loc.Name))
+		}
 	}
 	enableV4, enableV6 := true, true
 	if req.PublicNet != nil {

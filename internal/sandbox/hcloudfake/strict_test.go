@@ -142,3 +142,23 @@ func mustKey(t *testing.T) string {
 	k, _ := newPublicKey(t)
 	return k
 }
+
+func TestVolumesStayInTheirLocation(t *testing.T) {
+	e, c := newPlainEnv(t)
+	vol, _, err := c.Volume.Create(ctx(t), hcloud.VolumeCreateOpts{Name: "v", Size: 10, Location: &hcloud.Location{Name: "nbg1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.wait(t, vol.Action)
+	_, resp, err := c.Server.Create(ctx(t), hcloud.ServerCreateOpts{Name: "a", ServerType: &hcloud.ServerType{Name: "cx23"},
+		Image: &hcloud.Image{Name: "debian-12"}, Location: &hcloud.Location{Name: "fsn1"}, Volumes: []*hcloud.Volume{vol.Volume}})
+	invalidField(t, err, resp, "volumes")
+	srv := e.newServer(t, hcloud.ServerCreateOpts{Name: "b"})
+	_, resp, err = c.Volume.Attach(ctx(t), vol.Volume, srv)
+	invalidField(t, err, resp, "server")
+	near := e.newServer(t, hcloud.ServerCreateOpts{Name: "c", Location: &hcloud.Location{Name: "nbg1"}, Volumes: []*hcloud.Volume{vol.Volume}})
+	got, _, err := c.Volume.GetByID(ctx(t), vol.Volume.ID)
+	if err != nil || got.Server == nil || got.Server.ID != near.ID {
+		t.Fatalf("volume after create in its location: %+v, %v", got, err)
+	}
+}

@@ -103,8 +103,10 @@ func (f *Fake) volumeAction(rq *request, v *schema.Volume, command string) (int,
 		if v.Server != nil {
 			return 0, nil, errCode(http.StatusUnprocessableEntity, "volume_already_attached", fmt.Sprintf("volume %d is already attached to server %d", v.ID, *v.Server))
 		}
+		// API description, attach_volume: "Works only if the Server is in
+		// the same Location as the Volume."
 		if ss.s.Location.ID != v.Location.ID {
-			return 0, nil, errInvalid("server", fmt.Sprintf("server %d is in %s, the volume in %s", ss.s.ID, ss.s.Location.Name, v.Location.Name))
+			return 0, nil, errInvalid("server", fmt.Sprintf("server %d is in %s, the volume in %s; a volume attaches only to servers in its location", ss.s.ID, ss.s.Location.Name, v.Location.Name))
 		}
 		sid := ss.s.ID
 		v.Server = &sid
