@@ -125,6 +125,7 @@ type Fake struct {
 	injections  []*injection
 	failActions map[string]int
 	unavailable map[[2]string]bool
+	limits      map[string]int
 	latency     map[string]time.Duration
 }
 
@@ -161,6 +162,7 @@ func New(opts Options) *Fake {
 		actions:     map[int64]*action{},
 		failActions: map[string]int{},
 		unavailable: map[[2]string]bool{},
+		limits:      map[string]int{},
 		latency:     map[string]time.Duration{},
 		stats:       Stats{ByRoute: map[string]int{}},
 	}

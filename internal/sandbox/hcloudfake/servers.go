@@ -145,6 +145,19 @@ func (f *Fake) createServer(rq *request) (int, any, error) {
 	if req.PublicNet != nil {
 		enableV4, enableV6 = req.PublicNet.EnableIPv4 || req.PublicNet.IPv4ID != 0, req.PublicNet.EnableIPv6 || req.PublicNet.IPv6ID != 0
 	}
+	if err := f.checkLimit("servers", 1); err != nil {
+		return 0, nil, err
+	}
+	newIPs := 0
+	if enableV4 && pubID(req.PublicNet, 4) == 0 {
+		newIPs++
+	}
+	if enableV6 && pubID(req.PublicNet, 6) == 0 {
+		newIPs++
+	}
+	if err := f.checkLimit("primary_ips", newIPs); err != nil {
+		return 0, nil, err
+	}
 	for _, pid := range []int64{pubID(req.PublicNet, 4), pubID(req.PublicNet, 6)} {
 		if pid == 0 {
 			continue
