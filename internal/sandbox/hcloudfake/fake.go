@@ -126,6 +126,8 @@ type Fake struct {
 	failActions map[string]int
 	unavailable map[[2]string]bool
 	limits      map[string]int
+	probes      map[string]probe     // health probe results by host:port
+	targetAdded map[string]time.Time // when each load balancer target was added
 	latency     map[string]time.Duration
 }
 
@@ -163,6 +165,8 @@ func New(opts Options) *Fake {
 		failActions: map[string]int{},
 		unavailable: map[[2]string]bool{},
 		limits:      map[string]int{},
+		probes:      map[string]probe{},
+		targetAdded: map[string]time.Time{},
 		latency:     map[string]time.Duration{},
 		stats:       Stats{ByRoute: map[string]int{}},
 	}
