@@ -188,7 +188,7 @@ func (f *Fake) serveImage(w http.ResponseWriter, r *http.Request, id, version, a
 // with zeros to ImageSize. Tests compare a decompressed download against it.
 func DiskImage(id, version, arch string) []byte {
 	img := make([]byte, ImageSize)
-	copy(img, fmt.Sprintf("ohmytalos sandbox talos disk image\nschematic=%s\nversion=%s\narch=%s\n", id, version, arch))
+	copy(img, fmt.Sprintf(diskMagic+"schematic=%s\nversion=%s\narch=%s\n", id, version, arch))
 	return img
 }
 

@@ -227,6 +227,10 @@ func (f *Fake) createImage(rq *request, ss *serverState) (int, any, error) {
 	if req.Description != nil {
 		desc = *req.Description
 	}
+	disk, err := f.snapshotDisk(ss.s.ID)
+	if err != nil {
+		return 0, nil, err
+	}
 	now := rq.now.UTC().Truncate(time.Second)
 	size := float32(0.42) + float32(len(ss.userData))/float32(1<<30)
 	img := &schema.Image{ID: f.nextID(), Status: "creating", Type: typ, Description: desc, ImageSize: &size,
@@ -234,6 +238,7 @@ func (f *Fake) createImage(rq *request, ss *serverState) (int, any, error) {
 		CreatedFrom: &schema.ImageCreatedFrom{ID: ss.s.ID, Name: ss.s.Name}, OSFlavor: osFlavor(ss.s.Image),
 		Architecture: ss.s.ServerType.Architecture, Labels: labelsOrEmpty(req.Labels)}
 	f.images[img.ID] = img
+	f.imageDisks[img.ID] = disk
 	a := f.newAction("create_image", rq.now, ref("server", ss.s.ID), ref("image", img.ID))
 	imgID := img.ID
 	a.onSuccess = func(time.Time) {
@@ -241,7 +246,7 @@ func (f *Fake) createImage(rq *request, ss *serverState) (int, any, error) {
 			im.Status = "available"
 		}
 	}
-	a.onError = func(time.Time) { delete(f.images, imgID) }
+	a.onError = func(time.Time) { delete(f.images, imgID); delete(f.imageDisks, imgID) }
 	return http.StatusCreated, map[string]any{"image": renderImage(img), "action": a.render(rq.now)}, nil
 }
 

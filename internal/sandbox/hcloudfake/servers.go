@@ -199,6 +199,10 @@ func (f *Fake) createServer(rq *request) (int, any, error) {
 		}
 		ss.s.PrivateNet = append(ss.s.PrivateNet, schema.ServerPrivateNet{Network: n, IP: ip, AliasIPs: []string{}, MACAddress: macFor(id, n)})
 	}
+	if err := f.installDisk(id, img.ID); err != nil {
+		f.releasePrimaryIPs(ss)
+		return 0, nil, err
+	}
 	f.servers[id] = ss
 	for _, fw := range req.Firewalls {
 		f.firewalls[fw.Firewall].AppliedTo = append(f.firewalls[fw.Firewall].AppliedTo,
