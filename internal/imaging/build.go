@@ -130,8 +130,12 @@ func (b *Builder) build(ctx context.Context, r Request) (id int64, err error) {
 
 	// 3. Rescue system with the key, then boot.
 	b.emit(Event{Key: k, Stage: StageRescue, Message: "enabling the rescue system"})
-	rescue, _, err := b.c.Server.EnableRescue(ctx, server, hcloud.ServerEnableRescueOpts{
-		Type: hcloud.ServerRescueTypeLinux64, SSHKeys: []*hcloud.SSHKey{key},
+	var rescue hcloud.ServerEnableRescueResult
+	err = b.whileLocked(ctx, func() (err error) {
+		rescue, _, err = b.c.Server.EnableRescue(ctx, server, hcloud.ServerEnableRescueOpts{
+			Type: hcloud.ServerRescueTypeLinux64, SSHKeys: []*hcloud.SSHKey{key},
+		})
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("enable rescue on temporary server %s: %w", name, err)
@@ -140,7 +144,8 @@ func (b *Builder) build(ctx context.Context, r Request) (id int64, err error) {
 		return 0, fmt.Errorf("enable rescue on temporary server %s: %w", name, err)
 	}
 	b.emit(Event{Key: k, Stage: StageBoot, Message: "booting into the rescue system"})
-	on, _, err := b.c.Server.Poweron(ctx, server)
+	var on *hcloud.Action
+	err = b.whileLocked(ctx, func() (err error) { on, _, err = b.c.Server.Poweron(ctx, server); return err })
 	if err != nil {
 		return 0, fmt.Errorf("power on temporary server %s: %w", name, err)
 	}
@@ -169,7 +174,8 @@ func (b *Builder) build(ctx context.Context, r Request) (id int64, err error) {
 	// 5. Power off, snapshot, publish.
 	b.emit(Event{Key: k, Stage: StageShutdown, Message: "powering off"})
 	_ = client.Close()
-	off, _, err := b.c.Server.Poweroff(ctx, server)
+	var off *hcloud.Action
+	err = b.whileLocked(ctx, func() (err error) { off, _, err = b.c.Server.Poweroff(ctx, server); return err })
 	if err != nil {
 		return 0, fmt.Errorf("power off temporary server %s: %w", name, err)
 	}
@@ -218,10 +224,14 @@ func (b *Builder) writeImage(ctx context.Context, k Key, client *ssh.Client, ima
 // interrupted snapshot is never mistaken for a finished one.
 func (b *Builder) snapshot(ctx context.Context, k Key, server *hcloud.Server, undo *cleanups) (int64, error) {
 	b.emit(Event{Key: k, Stage: StageSnapshot, Message: "creating the snapshot"})
-	res, _, err := b.c.Server.CreateImage(ctx, server, &hcloud.ServerCreateImageOpts{
-		Type:        hcloud.ImageTypeSnapshot,
-		Description: hcloud.Ptr(Description(k)),
-		Labels:      b.temporaryLabels(k),
+	var res hcloud.ServerCreateImageResult
+	err := b.whileLocked(ctx, func() (err error) {
+		res, _, err = b.c.Server.CreateImage(ctx, server, &hcloud.ServerCreateImageOpts{
+			Type:        hcloud.ImageTypeSnapshot,
+			Description: hcloud.Ptr(Description(k)),
+			Labels:      b.temporaryLabels(k),
+		})
+		return err
 	})
 	if err != nil {
 		return 0, fmt.Errorf("create snapshot of temporary server %s: %w", server.Name, err)

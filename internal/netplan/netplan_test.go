@@ -126,6 +126,13 @@ func TestValidateRules(t *testing.T) {
 			[]want{{"controlPlane.vip", SeverityError, "gateway", "use 10.0.1.254"}}},
 		{"vip is broadcast", func(l *Layout) { l.VIP = "10.0.1.255" },
 			[]want{{"controlPlane.vip", SeverityError, "broadcast", "use 10.0.1.254"}}},
+		{"subnet smaller than hetzner's /30", func(l *Layout) { l.Subnets[1].CIDR = "10.0.2.0/31"; l.Subnets[1].Count = 1 },
+			[]want{{"pools[0].subnet", SeverityError, "minimum subnet size is /30", "use 10.0.0.0/24"}}},
+		{"network in the shared address space", func(l *Layout) {
+			l.Network = "100.64.0.0/10"
+			l.Subnets = []Subnet{{Field: "controlPlane.subnet", Name: "controlplane", CIDR: "100.64.1.0/24", Count: 3}}
+			l.VIP = "100.64.1.100"
+		}, []want{{"network.cidr", SeverityError, "RFC1918", "10.0.0.0/8"}}},
 		{"subnet too small", func(l *Layout) { l.Subnets[1].CIDR = "10.0.2.0/30"; l.Subnets[1].Count = 2 },
 			[]want{{"pools[0].subnet", SeverityError, "has 1 usable addresses", "use 10.0.0.0/29"}}},
 		{"control-plane subnet counts the VIP", func(l *Layout) {

@@ -9,6 +9,11 @@ import (
 // (Hetzner Cloud API reference, POST /networks, ip_range).
 const minNetworkBits = 24
 
+// minSubnetBits is Hetzner's smallest subnet: a /30 (Hetzner Cloud API
+// reference, POST /networks/{id}/actions/add_subnet, ip_range: "Minimum
+// Network size is /30").
+const minSubnetBits = 30
+
 // checkNetwork applies Hetzner's rules for a Network's ip_range.
 func (v *validator) checkNetwork() {
 	n := &v.network
@@ -55,6 +60,13 @@ func (v *validator) checkSubnets() {
 		if !s.prefix.Addr().Is4() {
 			v.add(s.field, SeverityError,
 				fmt.Sprintf("the %s %s is IPv6: Hetzner Networks only support IPv4", s.label, s.prefix),
+				v.suggestInNetwork(s.field, 24))
+			s.ok = false
+			continue
+		}
+		if s.prefix.Bits() > minSubnetBits {
+			v.add(s.field, SeverityError,
+				fmt.Sprintf("the %s %s is too small: Hetzner's minimum subnet size is /30", s.label, s.prefix),
 				v.suggestInNetwork(s.field, 24))
 			s.ok = false
 			continue

@@ -17,7 +17,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -103,7 +102,7 @@ func Start(ctx context.Context, o Options) (*Sandbox, error) {
 	s.Factory = factoryfake.New()
 	s.HCloud = hcloudfake.New(hcloudfake.Options{
 		Token: o.Token, ReadOnly: o.ReadOnly, ActionDuration: o.ActionDuration, Durations: o.Durations,
-		AllocateIPv4: s.allocateIP, Hooks: hooks{s},
+		AllocateIPv4: s.allocateIP, Hooks: hooks{s}, DiskPath: s.diskPath,
 	})
 	s.Talos = talosfake.NewCluster(talosfake.ClusterOptions{HCloudEndpoint: s.HCloudURL, Admit: s.HCloud.FirewallAdmits})
 	if o.Latency > 0 {
@@ -185,6 +184,11 @@ func (s *Sandbox) allocateIP() (string, error) {
 	return "", errors.New("sandbox: no free loopback address found")
 }
 
+// diskPath is the file holding a fake server's disk.
+func (s *Sandbox) diskPath(id int64) string {
+	return filepath.Join(s.opts.WorkDir, fmt.Sprintf("server-%d.disk", id))
+}
+
 func free(ip string, port int) bool {
 	ln, err := net.Listen("tcp", net.JoinHostPort(ip, fmt.Sprint(port)))
 	if err != nil {
@@ -200,8 +204,8 @@ type hooks struct{ s *Sandbox }
 func (h hooks) ServerPoweredOn(info hcloudfake.ServerInfo) {
 	s := h.s
 	s.stop(info.ID)
+	disk := s.diskPath(info.ID)
 	if info.Rescue {
-		disk := filepath.Join(s.opts.WorkDir, fmt.Sprintf("server-%d.disk", info.ID))
 		r, err := rescuefake.Start(s.ctx, net.JoinHostPort(info.PublicIPv4, fmt.Sprint(s.RescueSSHPort)), info.RescueSSHKeys, disk, http.DefaultClient)
 		if err != nil {
 			s.log.Error("sandbox: rescue system did not start", "server", info.Name, "err", err)
@@ -212,8 +216,14 @@ func (h hooks) ServerPoweredOn(info hcloudfake.ServerInfo) {
 		s.mu.Unlock()
 		return
 	}
-	if !strings.Contains(info.UserData, "machine:") {
-		return // not a Talos machine config: an image-build server off rescue
+	// What boots is what the disk holds: a Talos image written by the
+	// rescue system's dd (or copied from a snapshot of such a disk) runs
+	// Talos; an empty disk or any other system never does, whatever the
+	// server's user_data says.
+	talos, ok := factoryfake.ReadDiskHeader(disk)
+	if !ok {
+		s.log.Debug("sandbox: no Talos image on the disk; the server runs no Talos API", "server", info.Name, "image", info.ImageID)
+		return
 	}
 	private := ""
 	if len(info.PrivateIPs) > 0 {
@@ -222,6 +232,7 @@ func (h hooks) ServerPoweredOn(info hcloudfake.ServerInfo) {
 	_, err := s.Talos.StartNode(s.ctx, talosfake.NodeOptions{
 		ServerID: info.ID, Name: info.Name, PublicIP: info.PublicIPv4, PrivateIP: private,
 		MachineConfig: []byte(info.UserData), BootDelay: s.opts.BootDelay,
+		TalosVersion: talos.Version, SchematicID: talos.Schematic,
 	})
 	if err != nil {
 		s.log.Error("sandbox: Talos node did not start", "server", info.Name, "err", err)

@@ -66,8 +66,10 @@ func (w *world) lb(name string, labels map[string]string, targets ...hcloud.Load
 	w.t.Helper()
 	res, _, err := w.c.LoadBalancer.Create(w.ctx, hcloud.LoadBalancerCreateOpts{Name: name, LoadBalancerType: &hcloud.LoadBalancerType{Name: "lb11"},
 		Location: &hcloud.Location{Name: "fsn1"}, Network: w.network, Labels: labels,
-		Services: []hcloud.LoadBalancerCreateOptsService{{Protocol: hcloud.LoadBalancerServiceProtocolTCP, ListenPort: hcloud.Ptr(443), DestinationPort: hcloud.Ptr(30443)}},
-		Targets:  targets})
+		Services: []hcloud.LoadBalancerCreateOptsService{{Protocol: hcloud.LoadBalancerServiceProtocolTCP, ListenPort: hcloud.Ptr(443), DestinationPort: hcloud.Ptr(30443),
+			Proxyprotocol: hcloud.Ptr(false), HealthCheck: &hcloud.LoadBalancerCreateOptsServiceHealthCheck{Protocol: hcloud.LoadBalancerServiceProtocolTCP,
+				Port: hcloud.Ptr(30443), Interval: hcloud.Ptr(15 * time.Second), Timeout: hcloud.Ptr(10 * time.Second), Retries: hcloud.Ptr(3)}}},
+		Targets: targets})
 	if err != nil {
 		w.t.Fatalf("create load balancer %s: %v", name, err)
 	}
@@ -119,9 +121,10 @@ func TestSourceAgainstFake(t *testing.T) {
 	if got := strings.Join(names, ","); got != "a0ccm-prod,prod-ingress" {
 		t.Fatalf("load balancers = %s, want a0ccm-prod,prod-ingress", got)
 	}
+	// Health is unknown until the fake's first check interval has passed.
 	ingress := lbs[1]
 	if len(ingress.Targets) != 1 || ingress.Targets[0].Selector != "ohmytalos.io/cluster=prod,ohmytalos.io/pool=worker" ||
-		len(ingress.Targets[0].Resolved) != 1 || ingress.Targets[0].Resolved[0] != (doctor.LBResolved{ServerName: "prod-worker-1", Health: "healthy"}) {
+		len(ingress.Targets[0].Resolved) != 1 || ingress.Targets[0].Resolved[0] != (doctor.LBResolved{ServerName: "prod-worker-1", Health: "unknown"}) {
 		t.Fatalf("ingress targets = %+v", ingress.Targets)
 	}
 

@@ -1,6 +1,7 @@
 // Package factoryfake is a stateful fake of the Talos Image Factory HTTP API
-// for tests and the sandbox: it registers schematics with the same parsing
-// and ID as internal/factory, lists versions and official extensions, and
+// for tests and the sandbox: it registers schematics with its own model of
+// the factory's canonical form and ID (schematic.go), lists versions and
+// official extensions, and
 // serves small but valid .xz disk images, so the real factory client and the
 // imaging step run unchanged against it.
 package factoryfake
@@ -18,9 +19,17 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/ohmytalos/ohmytalos/internal/factory"
 )
+
+// Extension is one official system extension as GET
+// /version/{v}/extensions/official lists it.
+type Extension struct {
+	Name        string `json:"name"`
+	Ref         string `json:"ref"`
+	Digest      string `json:"digest"`
+	Author      string `json:"author,omitempty"`
+	Description string `json:"description,omitempty"`
+}
 
 // Versions returns the Talos versions the fake factory offers, oldest first
 // like factory.talos.dev.
@@ -51,10 +60,8 @@ type Fake struct {
 // public factory does.
 func New() *Fake {
 	f := &Fake{schematics: map[string][]byte{}}
-	var empty factory.Schematic
-	data, err := empty.Marshal()
-	if err == nil {
-		f.schematics[factory.EmptySchematicID] = data
+	if data, id, err := (&schematicDoc{}).canonical(); err == nil {
+		f.schematics[id] = data
 	}
 	return f
 }
@@ -142,19 +149,14 @@ func (f *Fake) register(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "schematic too large", http.StatusRequestEntityTooLarge)
 		return
 	}
-	s, err := factory.Parse(body)
+	s, err := parseSchematic(body)
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
-	id, err := s.ID()
+	data, id, err := s.canonical()
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	data, err := s.Marshal()
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
 	f.mu.Lock()
@@ -188,13 +190,13 @@ func (f *Fake) serveImage(w http.ResponseWriter, r *http.Request, id, version, a
 // with zeros to ImageSize. Tests compare a decompressed download against it.
 func DiskImage(id, version, arch string) []byte {
 	img := make([]byte, ImageSize)
-	copy(img, fmt.Sprintf("ohmytalos sandbox talos disk image\nschematic=%s\nversion=%s\narch=%s\n", id, version, arch))
+	copy(img, fmt.Sprintf(diskMagic+"schematic=%s\nversion=%s\narch=%s\n", id, version, arch))
 	return img
 }
 
 // officialExtensions returns a realistic list of official extensions for a
 // Talos version, shaped like the factory's answer.
-func officialExtensions(version string) []factory.Extension {
+func officialExtensions(version string) []Extension {
 	type ext struct{ name, tag, desc string }
 	list := []ext{
 		{"siderolabs/amd-ucode", "20251111", "This system extension provides AMD microcode binaries."},
@@ -206,11 +208,11 @@ func officialExtensions(version string) []factory.Extension {
 		{"siderolabs/tailscale", "1.90.6", "This system extension provides Tailscale."},
 		{"siderolabs/util-linux-tools", "2.41.2", "This system extension provides util-linux tools."},
 	}
-	out := make([]factory.Extension, 0, len(list))
+	out := make([]Extension, 0, len(list))
 	for _, e := range list {
 		ref := "ghcr.io/" + e.name + ":" + e.tag
 		sum := sha256.Sum256([]byte(ref))
-		out = append(out, factory.Extension{
+		out = append(out, Extension{
 			Name:        e.name,
 			Ref:         ref,
 			Digest:      "sha256:" + hex.EncodeToString(sum[:]),

@@ -162,3 +162,17 @@ func TestDiskImageIsValidXZ(t *testing.T) {
 		}
 	}
 }
+
+func TestDiskHeaderRoundTrip(t *testing.T) {
+	id := strings.Repeat("ab", 32)
+	h, ok := factoryfake.ParseDiskHeader(factoryfake.DiskImage(id, "v1.13.9", "arm64"))
+	if !ok || h != (factoryfake.DiskHeader{Schematic: id, Version: "v1.13.9", Arch: "arm64"}) {
+		t.Fatalf("ParseDiskHeader(DiskImage) = %+v, %v", h, ok)
+	}
+	for _, other := range [][]byte{nil, make([]byte, 512), []byte("debian 12 root filesystem\n"),
+		[]byte("ohmytalos sandbox talos disk image\nschematic=zz\nversion=v1\narch=amd64\n")} {
+		if _, ok := factoryfake.ParseDiskHeader(other); ok {
+			t.Errorf("ParseDiskHeader(%q) claims a Talos disk", other)
+		}
+	}
+}

@@ -17,6 +17,7 @@ type action struct {
 	a         schema.Action
 	duration  time.Duration
 	seq       int64 // request that created it
+	locks     []actionRef
 	fail      bool
 	onSuccess func(now time.Time)
 	onError   func(now time.Time)
@@ -28,6 +29,9 @@ var resourceTypes = map[string]string{
 	"placement_groups": "placement_group", "images": "image", "volumes": "volume", "primary_ips": "primary_ip",
 	"ssh_keys": "ssh_key",
 }
+
+// actionRef is a resource an action refers to.
+type actionRef = schema.ActionResourceReference
 
 func ref(typ string, id int64) schema.ActionResourceReference {
 	return schema.ActionResourceReference{ID: id, Type: typ}
@@ -43,6 +47,7 @@ func (f *Fake) newAction(command string, now time.Time, resources ...schema.Acti
 		a:        schema.Action{ID: f.nextID(), Status: "running", Command: command, Started: now, Resources: resources},
 		duration: d,
 		seq:      f.reqSeq,
+		locks:    lockRefs(command, resources),
 	}
 	if a.a.Resources == nil {
 		a.a.Resources = []schema.ActionResourceReference{}
@@ -158,6 +163,11 @@ func (f *Fake) routeActions(rq *request) (int, any, error, bool) {
 		}
 		return http.StatusOK, f.actionBody(a, rq.now), nil, true
 	case 1:
+		// API description, get_actions: GET /actions requires id (listing
+		// every action of a project was removed on 30 January 2025).
+		if typ == "" && len(rq.query["id"]) == 0 {
+			return 0, nil, errInvalid("id", "id is required: GET /actions returns the actions named by one or more id parameters"), true
+		}
 		ids := map[int64]bool{}
 		for _, v := range rq.query["id"] {
 			id, err := strconv.ParseInt(v, 10, 64)

@@ -61,6 +61,11 @@ func (c *collection[S, R]) serve(f *Fake, rq *request) (int, any, error) {
 		return 0, nil, errNotFound(c.noun, id)
 	}
 	if len(rq.segs) == 4 && rq.segs[2] == "actions" && rq.method == http.MethodPost {
+		if typ := resourceTypes[c.plural]; slices.Contains(lockable, typ) {
+			if err := f.checkUnlocked(typ, id); err != nil {
+				return 0, nil, err
+			}
+		}
 		return c.action(rq, s, rq.segs[3])
 	}
 	if len(rq.segs) != 2 {

@@ -45,7 +45,8 @@ func TestLoadBalancerActions(t *testing.T) {
 	if _, _, err = c.LoadBalancer.AddServerTarget(ctx(t), lb, hcloud.LoadBalancerAddServerTargetOpts{Server: outside}); !hcloud.IsError(err, hcloud.ErrorCodeTargetAlreadyDefined) {
 		t.Errorf("duplicate target: %v, want target_already_defined", err)
 	}
-	if a, _, err = c.LoadBalancer.AddService(ctx(t), lb, hcloud.LoadBalancerAddServiceOpts{Protocol: hcloud.LoadBalancerServiceProtocolHTTP}); err != nil {
+	if a, _, err = c.LoadBalancer.AddService(ctx(t), lb, hcloud.LoadBalancerAddServiceOpts{Protocol: hcloud.LoadBalancerServiceProtocolHTTP,
+		Proxyprotocol: hcloud.Ptr(false), HealthCheck: tcpCheck(80)}); err != nil {
 		t.Fatal(err)
 	}
 	e.wait(t, a)

@@ -44,6 +44,11 @@ type Options struct {
 	Hooks Hooks
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// DiskPath returns the file that holds a server's disk; nil: disks are
+	// not modelled. create_image records the file's content in the
+	// snapshot, and a server created from that snapshot gets it on its
+	// disk; a server created from any other image starts with an empty disk.
+	DiskPath func(serverID int64) string
 }
 
 // Hooks lets the sandbox attach fake Talos nodes or rescue SSH servers to fake
@@ -125,6 +130,10 @@ type Fake struct {
 	injections  []*injection
 	failActions map[string]int
 	unavailable map[[2]string]bool
+	limits      map[string]int
+	probes      map[string]probe     // health probe results by host:port
+	imageDisks  map[int64][]byte     // what each snapshot's source disk held
+	targetAdded map[string]time.Time // when each load balancer target was added
 	latency     map[string]time.Duration
 }
 
@@ -161,6 +170,10 @@ func New(opts Options) *Fake {
 		actions:     map[int64]*action{},
 		failActions: map[string]int{},
 		unavailable: map[[2]string]bool{},
+		limits:      map[string]int{},
+		probes:      map[string]probe{},
+		imageDisks:  map[int64][]byte{},
+		targetAdded: map[string]time.Time{},
 		latency:     map[string]time.Duration{},
 		stats:       Stats{ByRoute: map[string]int{}},
 	}

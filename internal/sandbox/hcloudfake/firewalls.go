@@ -1,13 +1,13 @@
 package hcloudfake
 
 import (
-	"github.com/ohmytalos/ohmytalos/internal/cloud"
-
 	"fmt"
 	"maps"
 	"net/http"
 	"net/netip"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud/schema"
 )
@@ -19,7 +19,7 @@ func (f *Fake) firewallKind() *collection[*schema.Firewall, schema.Firewall] {
 		fields: func(x *schema.Firewall) (int64, *string, *map[string]string) { return x.ID, &x.Name, &x.Labels },
 		remove: func(_ *request, id int64, fw *schema.Firewall) (*action, error) {
 			if len(fw.AppliedTo) > 0 {
-				return nil, errCode(http.StatusConflict, "resource_in_use",
+				return nil, errCode(http.StatusUnprocessableEntity, "resource_in_use",
 					fmt.Sprintf("firewall %d is still applied to %d resources; remove it from them first", id, len(fw.AppliedTo)))
 			}
 			return nil, nil
@@ -40,6 +40,9 @@ func checkRules(in []schema.FirewallRuleRequest) ([]schema.FirewallRule, error) 
 		case "tcp", "udp":
 			if r.Port == nil || *r.Port == "" {
 				return nil, errInvalid("rules", fmt.Sprintf("a %s rule needs a port", r.Protocol))
+			}
+			if _, _, ok := portRange(*r.Port); !ok {
+				return nil, errInvalid("rules", fmt.Sprintf("port %q is not a port (1-65535), a range such as 1024-5000, or any", *r.Port))
 			}
 		case "icmp", "esp", "gre":
 			if r.Port != nil {
@@ -82,7 +85,7 @@ func (f *Fake) checkApply(field string, res []schema.FirewallResource) error {
 				return errCode(http.StatusNotFound, "firewall_resource_not_found", fmt.Sprintf("server %d not found", r.Server.ID))
 			}
 		case r.Type == "label_selector" && r.LabelSelector != nil:
-			if _, err := cloud.ParseSelector(r.LabelSelector.Selector); err != nil {
+			if _, err := parseSelector(r.LabelSelector.Selector); err != nil {
 				return errInvalid(field, err.Error())
 			}
 		default:
@@ -169,7 +172,7 @@ func (f *Fake) firewallAction(rq *request, fw *schema.Firewall, command string) 
 		}
 		for _, r := range req.ApplyTo {
 			if slices.ContainsFunc(fw.AppliedTo, func(x schema.FirewallResource) bool { return sameResource(x, r) }) {
-				return 0, nil, errCode(http.StatusConflict, "firewall_already_applied", fmt.Sprintf("firewall %d is already applied to this %s", fw.ID, r.Type))
+				return 0, nil, errCode(http.StatusUnprocessableEntity, "firewall_already_applied", fmt.Sprintf("firewall %d is already applied to this %s", fw.ID, r.Type))
 			}
 		}
 		for _, r := range req.ApplyTo {
@@ -181,10 +184,22 @@ func (f *Fake) firewallAction(rq *request, fw *schema.Firewall, command string) 
 		if err := rq.decode(&req); err != nil {
 			return 0, nil, err
 		}
+		if err := f.checkApply("remove_from", req.RemoveFrom); err != nil {
+			return 0, nil, err
+		}
 		for _, r := range req.RemoveFrom {
 			i := slices.IndexFunc(fw.AppliedTo, func(x schema.FirewallResource) bool { return sameResource(x, r) })
+			if i < 0 && r.Server != nil && f.firewallAppliesTo(fw, f.servers[r.Server.ID]) {
+				// API description, remove_firewall_from_resources: 422
+				// firewall_managed_by_label_selector.
+				return 0, nil, errCode(http.StatusUnprocessableEntity, "firewall_managed_by_label_selector",
+					fmt.Sprintf("firewall %d reaches server %d through a label selector; change the selector or the server's labels instead", fw.ID, r.Server.ID))
+			}
 			if i < 0 {
-				return 0, nil, errCode(http.StatusConflict, "firewall_already_removed", fmt.Sprintf("firewall %d is not applied to this %s", fw.ID, r.Type))
+				// Not applied: nothing to do. Hetzner no longer answers
+				// firewall_already_removed (hcloud-go v2.52.0 error.go marks
+				// it deprecated, changelog 2025-08-04).
+				continue
 			}
 			fw.AppliedTo = slices.Delete(fw.AppliedTo, i, i+1)
 			actions = append(actions, f.newAction("remove_firewall", rq.now, f.applyRefs(fw.ID, r)...))
@@ -203,7 +218,7 @@ func (f *Fake) firewallAppliesTo(fw *schema.Firewall, ss *serverState) bool {
 			return true
 		}
 		if r.Type == "label_selector" && r.LabelSelector != nil {
-			if sel, err := cloud.ParseSelector(r.LabelSelector.Selector); err == nil && sel.Matches(ss.s.Labels) {
+			if sel, err := parseSelector(r.LabelSelector.Selector); err == nil && sel.matches(ss.s.Labels) {
 				return true
 			}
 		}
@@ -220,9 +235,9 @@ func (f *Fake) renderFirewall(fw *schema.Firewall) schema.Firewall {
 	for _, r := range fw.AppliedTo {
 		r.AppliedToResources = nil
 		if r.Type == "label_selector" && r.LabelSelector != nil {
-			sel, _ := cloud.ParseSelector(r.LabelSelector.Selector)
+			sel, _ := parseSelector(r.LabelSelector.Selector)
 			for _, sid := range slices.Sorted(maps.Keys(f.servers)) {
-				if sel.Matches(f.servers[sid].s.Labels) {
+				if sel.matches(f.servers[sid].s.Labels) {
 					r.AppliedToResources = append(r.AppliedToResources,
 						schema.FirewallResource{Type: "server", Server: &schema.FirewallResourceServer{ID: sid}})
 				}
@@ -231,4 +246,23 @@ func (f *Fake) renderFirewall(fw *schema.Firewall) schema.Firewall {
 		out.AppliedTo = append(out.AppliedTo, r)
 	}
 	return out
+}
+
+// portRange parses a rule's port: a single port, a range "a-b" (API
+// description, Firewall rule "port": "A port range can be specified by
+// separating two ports with a dash") or "any".
+func portRange(s string) (lo, hi int, ok bool) {
+	if s == "any" {
+		return 1, 65535, true
+	}
+	a, b, isRange := strings.Cut(s, "-")
+	lo, errA := strconv.Atoi(a)
+	hi, errB := lo, error(nil)
+	if isRange {
+		hi, errB = strconv.Atoi(b)
+	}
+	if errA != nil || errB != nil || lo < 1 || hi > 65535 || lo > hi {
+		return 0, 0, false
+	}
+	return lo, hi, true
 }

@@ -33,8 +33,11 @@ func (f *Fake) imageKind() *collection[*schema.Image, schema.Image] {
 				return nil, errCode(http.StatusForbidden, "forbidden", fmt.Sprintf("image %d is a public %s image and cannot be deleted", id, img.Type))
 			}
 			if img.Protection.Delete {
-				return nil, errCode(http.StatusForbidden, "protected", fmt.Sprintf("image %d is protected against deletion; remove the protection first", id))
+				// 423, as hcloud-go's retry tests note ("HTTP 423 is used
+				// in many situations (e.g. protected)").
+				return nil, errCode(http.StatusLocked, "protected", fmt.Sprintf("image %d is protected against deletion; remove the protection first", id))
 			}
+			delete(f.imageDisks, id)
 			return nil, nil
 		},
 	}

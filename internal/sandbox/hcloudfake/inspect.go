@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/hetznercloud/hcloud-go/v2/hcloud/schema"
 )
 
 // InjectStatus makes the next count requests whose method matches (empty
@@ -74,9 +76,51 @@ func (f *Fake) Servers() []ServerInfo {
 // deny inbound by default once applied: with at least one firewall applied,
 // only what some inbound rule allows gets through; a server without any
 // firewall receives everything.
+//
+// Rules only allow: inbound traffic no rule allows is dropped, so a firewall
+// without rules drops everything (docs.hetzner.com/cloud/firewalls/overview;
+// API description, set_firewall_rules: "Pass an empty array to remove all
+// rules"). A rule admits the
+// connection when it is inbound TCP, its port covers port and one of its
+// source_ips contains remote. Unknown servers admit nothing.
 func (f *Fake) FirewallAdmits(serverID int64, remote netip.Addr, port int) bool {
-	// TODO(strict sandbox): evaluate the applied firewalls' inbound rules.
-	return true
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	ss, ok := f.servers[serverID]
+	if !ok {
+		return false
+	}
+	applied := false
+	for _, id := range slices.Sorted(maps.Keys(f.firewalls)) {
+		fw := f.firewalls[id]
+		if !f.firewallAppliesTo(fw, ss) {
+			continue
+		}
+		applied = true
+		if slices.ContainsFunc(fw.Rules, func(r schema.FirewallRule) bool { return ruleAdmits(r, remote, port) }) {
+			return true
+		}
+	}
+	return !applied
+}
+
+// ruleAdmits reports whether one firewall rule lets a TCP connection from
+// remote to port in.
+func ruleAdmits(r schema.FirewallRule, remote netip.Addr, port int) bool {
+	if r.Direction != "in" || r.Protocol != "tcp" || r.Port == nil {
+		return false
+	}
+	lo, hi, ok := portRange(*r.Port)
+	if !ok || port < lo || port > hi {
+		return false
+	}
+	remote = remote.Unmap()
+	for _, s := range r.SourceIPs {
+		if p, err := netip.ParsePrefix(s); err == nil && p.Contains(remote) {
+			return true
+		}
+	}
+	return false
 }
 
 // Counts returns the number of resources per kind: "servers", "networks",

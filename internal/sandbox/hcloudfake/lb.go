@@ -8,11 +8,28 @@ import (
 	"github.com/hetznercloud/hcloud-go/v2/hcloud/schema"
 )
 
-// service builds a service with Hetzner's defaults: http listens on 80 and
-// https on 443, both forward to 80; the health check probes the destination
-// port every 15 s with a 10 s timeout and 3 retries.
-func service(protocol string, listen, dest *int, proxy *bool, hc *schema.LoadBalancerCreateRequestServiceHealthCheck) (schema.LoadBalancerService, error) {
+// service builds a service from a create or add_service request. The API
+// description marks proxyprotocol and health_check required on a service,
+// and protocol, port, interval, timeout and retries required on a health
+// check (schemas LoadBalancerService and LoadBalancerServiceHealthCheck);
+// field prefixes the error's field name ("services[0]." on create). http
+// listens on 80 and https on 443, both forward to 80 by default.
+func service(field, protocol string, listen, dest *int, proxy *bool, hc *schema.LoadBalancerCreateRequestServiceHealthCheck) (schema.LoadBalancerService, error) {
 	s := schema.LoadBalancerService{Protocol: protocol}
+	if proxy == nil {
+		return s, errInvalid(field+"proxyprotocol", "proxyprotocol is required: true or false")
+	}
+	if hc == nil {
+		return s, errInvalid(field+"health_check", "health_check is required: protocol, port, interval, timeout and retries")
+	}
+	for i, v := range []*int{hc.Port, hc.Interval, hc.Timeout, hc.Retries} {
+		if name := []string{"port", "interval", "timeout", "retries"}[i]; v == nil {
+			return s, errInvalid(field+"health_check."+name, "health_check."+name+" is required")
+		}
+	}
+	if hc.Protocol != "tcp" && hc.Protocol != "http" && hc.Protocol != "https" {
+		return s, errInvalid(field+"health_check.protocol", fmt.Sprintf("health check protocol %q is not one of tcp, http, https", hc.Protocol))
+	}
 	switch protocol {
 	case "http":
 		s.ListenPort, s.DestinationPort = 80, 80
@@ -34,23 +51,27 @@ func service(protocol string, listen, dest *int, proxy *bool, hc *schema.LoadBal
 	if proxy != nil {
 		s.Proxyprotocol = *proxy
 	}
-	if protocol != "tcp" {
-		s.HTTP = &schema.LoadBalancerServiceHTTP{CookieName: "HCLBSTICKY", CookieLifetime: 300, Certificates: []int64{}, TimeoutIdle: 60}
-	}
-	s.HealthCheck = &schema.LoadBalancerServiceHealthCheck{Protocol: "tcp", Port: s.DestinationPort, Interval: 15, Timeout: 10, Retries: 3}
-	if hc != nil {
-		s.HealthCheck.Protocol = hc.Protocol
-		if hc.Port != nil {
-			s.HealthCheck.Port = *hc.Port
+	// The description has objects, never null, for service.http and
+	// health_check.http: a TCP service shows the defaults.
+	s.HTTP = &schema.LoadBalancerServiceHTTP{CookieName: "HCLBSTICKY", CookieLifetime: 300, Certificates: []int64{}, TimeoutIdle: 60}
+	s.HealthCheck = &schema.LoadBalancerServiceHealthCheck{Protocol: hc.Protocol, Port: *hc.Port, Interval: *hc.Interval,
+		Timeout: *hc.Timeout, Retries: *hc.Retries,
+		HTTP: &schema.LoadBalancerServiceHealthCheckHTTP{Path: "/", StatusCodes: []string{"2??", "3??"}}}
+	if h := hc.HTTP; h != nil {
+		if h.Domain != nil {
+			s.HealthCheck.HTTP.Domain = *h.Domain
 		}
-		if hc.Interval != nil {
-			s.HealthCheck.Interval = *hc.Interval
+		if h.Path != nil {
+			s.HealthCheck.HTTP.Path = *h.Path
 		}
-		if hc.Timeout != nil {
-			s.HealthCheck.Timeout = *hc.Timeout
+		if h.Response != nil {
+			s.HealthCheck.HTTP.Response = *h.Response
 		}
-		if hc.Retries != nil {
-			s.HealthCheck.Retries = *hc.Retries
+		if h.StatusCodes != nil {
+			s.HealthCheck.HTTP.StatusCodes = *h.StatusCodes
+		}
+		if h.TLS != nil {
+			s.HealthCheck.HTTP.TLS = *h.TLS
 		}
 	}
 	return s, nil
@@ -58,7 +79,7 @@ func service(protocol string, listen, dest *int, proxy *bool, hc *schema.LoadBal
 
 func (f *Fake) addService(lb *schema.LoadBalancer, s schema.LoadBalancerService) error {
 	if slices.ContainsFunc(lb.Services, func(x schema.LoadBalancerService) bool { return x.ListenPort == s.ListenPort }) {
-		return errCode(http.StatusConflict, "source_port_already_used", fmt.Sprintf("listen port %d is already used by another service", s.ListenPort))
+		return errCode(http.StatusPreconditionFailed, "source_port_already_used", fmt.Sprintf("listen port %d is already used by another service", s.ListenPort))
 	}
 	if len(lb.Services) >= lb.LoadBalancerType.MaxServices {
 		return errCode(http.StatusForbidden, "resource_limit_exceeded", fmt.Sprintf("%s allows at most %d services", lb.LoadBalancerType.Name, lb.LoadBalancerType.MaxServices))
@@ -70,7 +91,7 @@ func (f *Fake) addService(lb *schema.LoadBalancer, s schema.LoadBalancerService)
 // attachLB attaches a load balancer to a network with an IP from its zone.
 func (f *Fake) attachLB(lb *schema.LoadBalancer, networkID int64, want string) error {
 	if slices.ContainsFunc(lb.PrivateNet, func(pn schema.LoadBalancerPrivateNet) bool { return pn.Network == networkID }) {
-		return errCode(http.StatusConflict, "load_balancer_already_attached", fmt.Sprintf("load balancer %d is already attached to network %d", lb.ID, networkID))
+		return errCode(http.StatusUnprocessableEntity, "load_balancer_already_attached", fmt.Sprintf("load balancer %d is already attached to network %d", lb.ID, networkID))
 	}
 	ip, err := f.allocatePrivateIP(networkID, lb.Location.NetworkZone, want)
 	if err != nil {
@@ -128,8 +149,8 @@ func (f *Fake) createLB(rq *request) (int, any, error) {
 			return 0, nil, err
 		}
 	}
-	for _, s := range req.Services {
-		svc, err := service(s.Protocol, s.ListenPort, s.DestinationPort, s.Proxyprotocol, s.HealthCheck)
+	for i, s := range req.Services {
+		svc, err := service(fmt.Sprintf("services[%d].", i), s.Protocol, s.ListenPort, s.DestinationPort, s.Proxyprotocol, s.HealthCheck)
 		if err != nil {
 			return 0, nil, err
 		}

@@ -44,8 +44,12 @@ func (f *Fake) lbAction(rq *request, lb *schema.LoadBalancer, command string) (i
 		if req.HealthCheck != nil {
 			hc = &schema.LoadBalancerCreateRequestServiceHealthCheck{Protocol: req.HealthCheck.Protocol, Port: req.HealthCheck.Port,
 				Interval: req.HealthCheck.Interval, Timeout: req.HealthCheck.Timeout, Retries: req.HealthCheck.Retries}
+			if h := req.HealthCheck.HTTP; h != nil {
+				hc.HTTP = &schema.LoadBalancerCreateRequestServiceHealthCheckHTTP{Domain: h.Domain, Path: h.Path,
+					Response: h.Response, StatusCodes: h.StatusCodes, TLS: h.TLS}
+			}
 		}
-		svc, err := service(req.Protocol, req.ListenPort, req.DestinationPort, req.Proxyprotocol, hc)
+		svc, err := service("", req.Protocol, req.ListenPort, req.DestinationPort, req.Proxyprotocol, hc)
 		if err != nil {
 			return 0, nil, err
 		}

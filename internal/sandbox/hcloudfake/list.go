@@ -1,8 +1,6 @@
 package hcloudfake
 
 import (
-	"github.com/ohmytalos/ohmytalos/internal/cloud"
-
 	"cmp"
 	"fmt"
 	"net/url"
@@ -42,11 +40,11 @@ func listRendered[T, R any](q url.Values, key string, items []T, acc accessor[T]
 		items = slices.DeleteFunc(items, func(t T) bool { return acc.name(t) != name })
 	}
 	if ls := q.Get("label_selector"); ls != "" && acc.labels != nil {
-		sel, err := cloud.ParseSelector(ls)
+		sel, err := parseSelector(ls)
 		if err != nil {
 			return nil, errInvalid("label_selector", err.Error())
 		}
-		items = slices.DeleteFunc(items, func(t T) bool { return !sel.Matches(acc.labels(t)) })
+		items = slices.DeleteFunc(items, func(t T) bool { return !sel.matches(acc.labels(t)) })
 	}
 	if err := sortItems(items, q["sort"], acc); err != nil {
 		return nil, err

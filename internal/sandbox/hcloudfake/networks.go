@@ -61,12 +61,44 @@ func parseIPv4Prefix(field, s string) (netip.Prefix, error) {
 	return p, nil
 }
 
+// rfc1918 are the private IPv4 ranges a Network may use.
+var rfc1918 = []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("172.16.0.0/12"), netip.MustParsePrefix("192.168.0.0/16")}
+
+// Size limits of the API description: a Network's ip_range "must be one of
+// the private IPv4 ranges of RFC1918. Minimum network size is /24" (POST
+// /networks), a subnet's "Minimum Network size is /30" (add_subnet).
+const (
+	minNetworkBits = 24
+	minSubnetBits  = 30
+)
+
+// checkNetworkRange applies the API description's rules to a Network's ip_range.
+func checkNetworkRange(p netip.Prefix) error {
+	private := false
+	for _, r := range rfc1918 {
+		if r.Bits() <= p.Bits() && r.Contains(p.Addr()) {
+			private = true
+		}
+	}
+	if !private {
+		return errInvalid("ip_range", fmt.Sprintf("ip_range %s must be inside one of the private RFC1918 ranges 10.0.0.0/8, 172.16.0.0/12, 192.168.0.0/16", p))
+	}
+	if p.Bits() > minNetworkBits {
+		return errInvalid("ip_range", fmt.Sprintf("ip_range %s is smaller than the minimum network size /24", p))
+	}
+	return nil
+}
+
 func (f *Fake) createNetwork(rq *request) (int, any, error) {
 	req, err := decodeCreate(rq, f.networkKind(), func(r *schema.NetworkCreateRequest) string { return r.Name })
 	if err != nil {
 		return 0, nil, err
 	}
-	if _, err := parseIPv4Prefix("ip_range", req.IPRange); err != nil {
+	p, err := parseIPv4Prefix("ip_range", req.IPRange)
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := checkNetworkRange(p); err != nil {
 		return 0, nil, err
 	}
 	if err := checkNewLabels(req.Labels); err != nil {
@@ -115,18 +147,21 @@ func addSubnet(ns *networkState, req schema.NetworkActionAddSubnetRequest) error
 			cand = netip.PrefixFrom(netip.AddrFrom4(next), 24)
 		}
 		if !sub.IsValid() {
-			return errCode(http.StatusPreconditionFailed, "no_subnet_available", "no free /24 left in "+ns.n.IPRange)
+			return errCode(http.StatusUnprocessableEntity, "no_subnet_available", "no free /24 left in "+ns.n.IPRange)
 		}
 	} else {
 		var err error
 		if sub, err = parseIPv4Prefix("ip_range", req.IPRange); err != nil {
 			return err
 		}
+		if sub.Bits() > minSubnetBits {
+			return errInvalid("ip_range", fmt.Sprintf("subnet %s is smaller than the minimum subnet size /30", sub))
+		}
 		if !parent.Contains(sub.Addr()) || sub.Bits() < parent.Bits() {
 			return errInvalid("ip_range", fmt.Sprintf("subnet %s is not inside the network range %s", sub, parent))
 		}
 		if overlapsSubnet(ns, sub) {
-			return errCode(http.StatusConflict, "networks_overlap", fmt.Sprintf("subnet %s overlaps an existing subnet of network %d", sub, ns.n.ID))
+			return errCode(http.StatusUnprocessableEntity, "networks_overlap", fmt.Sprintf("subnet %s overlaps an existing subnet of network %d", sub, ns.n.ID))
 		}
 	}
 	gw := parent.Addr().Next()
@@ -182,7 +217,7 @@ func (f *Fake) networkAction(rq *request, ns *networkState, command string) (int
 		sub, _ := netip.ParsePrefix(req.IPRange)
 		for ip := range f.usedIPs(ns.n.ID) {
 			if a, err := netip.ParseAddr(ip); err == nil && sub.Contains(a) {
-				return 0, nil, errCode(http.StatusConflict, "resource_in_use", fmt.Sprintf("subnet %s still has attached resources (%s); detach them first", req.IPRange, ip))
+				return 0, nil, errCode(http.StatusUnprocessableEntity, "resource_in_use", fmt.Sprintf("subnet %s still has attached resources (%s); detach them first", req.IPRange, ip))
 			}
 		}
 		ns.n.Subnets = slices.Delete(ns.n.Subnets, i, i+1)
@@ -303,7 +338,7 @@ func (f *Fake) allocatePrivateIP(networkID int64, zone, want string) (string, er
 			return "", errInvalid("ip", fmt.Sprintf("subnet %s is in zone %s, the resource is in %s", sub.IPRange, sub.NetworkZone, zone))
 		}
 		if used[ip.String()] != "" || ip.String() == gateway.String() {
-			return "", errCode(http.StatusConflict, "ip_not_available", fmt.Sprintf("ip %s is already used in network %d", want, networkID))
+			return "", errCode(http.StatusUnprocessableEntity, "ip_not_available", fmt.Sprintf("ip %s is already used in network %d", want, networkID))
 		}
 		return ip.String(), nil
 	}
@@ -324,8 +359,8 @@ func (f *Fake) allocatePrivateIP(networkID int64, zone, want string) (string, er
 		}
 	}
 	if !zoneMatch {
-		return "", errCode(http.StatusPreconditionFailed, "no_subnet_available",
+		return "", errCode(http.StatusUnprocessableEntity, "no_subnet_available",
 			fmt.Sprintf("network %d has no subnet in network zone %s; add one with add_subnet", networkID, zone))
 	}
-	return "", errCode(http.StatusPreconditionFailed, "no_subnet_available", fmt.Sprintf("all subnets of network %d in %s are full", networkID, zone))
+	return "", errCode(http.StatusUnprocessableEntity, "no_subnet_available", fmt.Sprintf("all subnets of network %d in %s are full", networkID, zone))
 }

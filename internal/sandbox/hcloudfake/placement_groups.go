@@ -56,6 +56,9 @@ func (f *Fake) pgKind() *collection[*schema.PlacementGroup, schema.PlacementGrou
 		if c.taken(req.Name) {
 			return 0, nil, errUniqueness("name")
 		}
+		if err := f.checkLimit("placement_groups", 1); err != nil {
+			return 0, nil, err
+		}
 		if err := checkNewLabels(req.Labels); err != nil {
 			return 0, nil, err
 		}

@@ -93,7 +93,7 @@ func (f *Fake) unassignPrimaryIP(_ *request, id int64, pip *schema.PrimaryIP) (*
 		return nil, nil
 	}
 	if ss.s.Status != "off" {
-		return nil, errCode(http.StatusPreconditionFailed, "server_not_stopped",
+		return nil, errCode(http.StatusUnprocessableEntity, "server_not_stopped",
 			fmt.Sprintf("primary ip %d is assigned to running server %d; power it off first", id, ss.s.ID))
 	}
 	if pip.Type == "ipv4" {

@@ -87,7 +87,7 @@ func (f *Fake) serverAction(rq *request, ss *serverState, command string) (int, 
 			return 0, nil, errInvalid("network", fmt.Sprintf("network %d not found", req.Network))
 		}
 		if slices.ContainsFunc(ss.s.PrivateNet, func(pn schema.ServerPrivateNet) bool { return pn.Network == req.Network }) {
-			return 0, nil, errCode(http.StatusConflict, "server_already_attached", fmt.Sprintf("server %d is already attached to network %d", id, req.Network))
+			return 0, nil, errCode(http.StatusUnprocessableEntity, "server_already_attached", fmt.Sprintf("server %d is already attached to network %d", id, req.Network))
 		}
 		want := ""
 		if req.IP != nil {
@@ -151,10 +151,14 @@ func (f *Fake) serverAction(rq *request, ss *serverState, command string) (int, 
 			return 0, nil, errInvalid("placement_group", fmt.Sprintf("placement group %d not found", req.PlacementGroup))
 		}
 		if ss.s.Status != "off" {
-			return 0, nil, errCode(http.StatusPreconditionFailed, "server_not_stopped", "the server must be powered off to change its placement group")
+			return 0, nil, errCode(http.StatusUnprocessableEntity, "server_not_stopped", "the server must be powered off to change its placement group")
+		}
+		if ss.pgroup != 0 {
+			return 0, nil, errCode(http.StatusUnprocessableEntity, "already_in_placement_group",
+				fmt.Sprintf("server %d is already in placement group %d; remove it first", id, ss.pgroup))
 		}
 		if n := len(f.placementGroupServers(req.PlacementGroup)); n >= maxPlacementGroupServers {
-			return 0, nil, errCode(http.StatusPreconditionFailed, "placement_error", fmt.Sprintf("placement group %d is full (%d servers)", req.PlacementGroup, n))
+			return 0, nil, errCode(http.StatusUnprocessableEntity, "placement_error", fmt.Sprintf("placement group %d is full (%d servers)", req.PlacementGroup, n))
 		}
 		ss.pgroup = req.PlacementGroup
 		refs = append(refs, ref("placement_group", req.PlacementGroup))
@@ -193,7 +197,7 @@ func (f *Fake) checkAliasIP(networkID int64, alias, ownIP string) error {
 	}
 	owner := f.usedIPs(networkID)[alias]
 	if owner != "" && owner != ownIP {
-		return errCode(http.StatusConflict, "ip_not_available", fmt.Sprintf("ip %s is already used in network %d", alias, networkID))
+		return errCode(http.StatusUnprocessableEntity, "ip_not_available", fmt.Sprintf("ip %s is already used in network %d", alias, networkID))
 	}
 	return nil
 }
@@ -223,6 +227,10 @@ func (f *Fake) createImage(rq *request, ss *serverState) (int, any, error) {
 	if req.Description != nil {
 		desc = *req.Description
 	}
+	disk, err := f.snapshotDisk(ss.s.ID)
+	if err != nil {
+		return 0, nil, err
+	}
 	now := rq.now.UTC().Truncate(time.Second)
 	size := float32(0.42) + float32(len(ss.userData))/float32(1<<30)
 	img := &schema.Image{ID: f.nextID(), Status: "creating", Type: typ, Description: desc, ImageSize: &size,
@@ -230,6 +238,7 @@ func (f *Fake) createImage(rq *request, ss *serverState) (int, any, error) {
 		CreatedFrom: &schema.ImageCreatedFrom{ID: ss.s.ID, Name: ss.s.Name}, OSFlavor: osFlavor(ss.s.Image),
 		Architecture: ss.s.ServerType.Architecture, Labels: labelsOrEmpty(req.Labels)}
 	f.images[img.ID] = img
+	f.imageDisks[img.ID] = disk
 	a := f.newAction("create_image", rq.now, ref("server", ss.s.ID), ref("image", img.ID))
 	imgID := img.ID
 	a.onSuccess = func(time.Time) {
@@ -237,7 +246,7 @@ func (f *Fake) createImage(rq *request, ss *serverState) (int, any, error) {
 			im.Status = "available"
 		}
 	}
-	a.onError = func(time.Time) { delete(f.images, imgID) }
+	a.onError = func(time.Time) { delete(f.images, imgID); delete(f.imageDisks, imgID) }
 	return http.StatusCreated, map[string]any{"image": renderImage(img), "action": a.render(rq.now)}, nil
 }
 

@@ -1,8 +1,6 @@
 package hcloudfake
 
 import (
-	"github.com/ohmytalos/ohmytalos/internal/cloud"
-
 	"crypto/rand"
 	"fmt"
 	"maps"
@@ -56,20 +54,6 @@ func (f *Fake) serverKind() *collection[*serverState, schema.Server] {
 	}
 	c.update = patchBy(c, func(r *schema.ServerUpdateRequest) (*string, *map[string]string) { return optName(r.Name), r.Labels })
 	return c
-}
-
-// checkLabels validates label keys and values as Hetzner does (roughly:
-// DNS-label-like keys with an optional prefix, values up to 63 characters).
-func checkLabels(labels map[string]string) error {
-	for k, v := range labels {
-		if err := cloud.CheckLabelKey(k); err != nil || len(k) > 317 {
-			return errInvalid("labels", fmt.Sprintf("invalid label key %q", k))
-		}
-		if len(v) > 63 {
-			return errInvalid("labels", fmt.Sprintf("label value of %q is longer than 63 characters", k))
-		}
-	}
-	return nil
 }
 
 func labelsOrEmpty(p *map[string]string) map[string]string {
@@ -137,7 +121,7 @@ func (f *Fake) createServer(rq *request) (int, any, error) {
 			return 0, nil, errInvalid("placement_group", fmt.Sprintf("placement group %d not found", req.PlacementGroup))
 		}
 		if n := len(f.placementGroupServers(req.PlacementGroup)); n >= maxPlacementGroupServers {
-			return 0, nil, errCode(http.StatusPreconditionFailed, "placement_error",
+			return 0, nil, errCode(http.StatusUnprocessableEntity, "placement_error",
 				fmt.Sprintf("placement group %d already holds %d servers, the most a spread group allows", req.PlacementGroup, n))
 		}
 	}
@@ -147,12 +131,32 @@ func (f *Fake) createServer(rq *request) (int, any, error) {
 			return 0, nil, errInvalid("volumes", fmt.Sprintf("volume %d not found", v))
 		}
 		if vol.Server != nil {
-			return 0, nil, errCode(http.StatusConflict, "volume_already_attached", fmt.Sprintf("volume %d is already attached to server %d", v, *vol.Server))
+			return 0, nil, errCode(http.StatusUnprocessableEntity, "volume_already_attached", fmt.Sprintf("volume %d is already attached to server %d", v, *vol.Server))
+		}
+		// API description, create_volume: "a Volume can be attached to a
+		// Server only in the same Location as the Volume itself". The
+		// description names no specific code for this refusal; the fake
+		// answers invalid_input on the field, as for other bad references.
+		if vol.Location.Name != loc.Name {
+			return 0, nil, errInvalid("volumes", fmt.Sprintf("volume %d is in %s, the server would be in %s; a volume attaches only to servers in its location", v, vol.Location.Name, loc.Name))
 		}
 	}
 	enableV4, enableV6 := true, true
 	if req.PublicNet != nil {
 		enableV4, enableV6 = req.PublicNet.EnableIPv4 || req.PublicNet.IPv4ID != 0, req.PublicNet.EnableIPv6 || req.PublicNet.IPv6ID != 0
+	}
+	if err := f.checkLimit("servers", 1); err != nil {
+		return 0, nil, err
+	}
+	newIPs := 0
+	if enableV4 && pubID(req.PublicNet, 4) == 0 {
+		newIPs++
+	}
+	if enableV6 && pubID(req.PublicNet, 6) == 0 {
+		newIPs++
+	}
+	if err := f.checkLimit("primary_ips", newIPs); err != nil {
+		return 0, nil, err
 	}
 	for _, pid := range []int64{pubID(req.PublicNet, 4), pubID(req.PublicNet, 6)} {
 		if pid == 0 {
@@ -163,7 +167,7 @@ func (f *Fake) createServer(rq *request) (int, any, error) {
 			return 0, nil, errInvalid("public_net", fmt.Sprintf("primary ip %d not found", pid))
 		}
 		if pip.AssigneeID != nil {
-			return 0, nil, errCode(http.StatusConflict, "primary_ip_assigned", fmt.Sprintf("primary ip %d is already assigned to server %d", pid, *pip.AssigneeID))
+			return 0, nil, errCode(http.StatusUnprocessableEntity, "primary_ip_assigned", fmt.Sprintf("primary ip %d is already assigned to server %d", pid, *pip.AssigneeID))
 		}
 	}
 
@@ -194,6 +198,10 @@ func (f *Fake) createServer(rq *request) (int, any, error) {
 			return 0, nil, err
 		}
 		ss.s.PrivateNet = append(ss.s.PrivateNet, schema.ServerPrivateNet{Network: n, IP: ip, AliasIPs: []string{}, MACAddress: macFor(id, n)})
+	}
+	if err := f.installDisk(id, img.ID); err != nil {
+		f.releasePrimaryIPs(ss)
+		return 0, nil, err
 	}
 	f.servers[id] = ss
 	for _, fw := range req.Firewalls {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 	"golang.org/x/crypto/ssh"
@@ -102,7 +103,9 @@ func TestClusterTopology(t *testing.T) {
 		Name: "demo-ingress", LoadBalancerType: &hcloud.LoadBalancerType{Name: "lb11"}, Location: &hcloud.Location{Name: "fsn1"},
 		Network: network,
 		Services: []hcloud.LoadBalancerCreateOptsService{{Protocol: hcloud.LoadBalancerServiceProtocolTCP,
-			ListenPort: hcloud.Ptr(443), DestinationPort: hcloud.Ptr(443)}},
+			ListenPort: hcloud.Ptr(443), DestinationPort: hcloud.Ptr(443), Proxyprotocol: hcloud.Ptr(false),
+			HealthCheck: &hcloud.LoadBalancerCreateOptsServiceHealthCheck{Protocol: hcloud.LoadBalancerServiceProtocolTCP,
+				Port: hcloud.Ptr(443), Interval: hcloud.Ptr(15 * time.Second), Timeout: hcloud.Ptr(10 * time.Second), Retries: hcloud.Ptr(3)}}},
 		Targets: []hcloud.LoadBalancerCreateOptsTarget{{Type: hcloud.LoadBalancerTargetTypeLabelSelector,
 			LabelSelector: hcloud.LoadBalancerCreateOptsTargetLabelSelector{Selector: "cluster=demo,role=worker"}, UsePrivateIP: hcloud.Ptr(true)}},
 	})
@@ -111,7 +114,8 @@ func TestClusterTopology(t *testing.T) {
 	}
 	e.wait(t, lbRes.Action)
 
-	// The label selector target resolves to exactly the workers, healthy.
+	// The label selector target resolves to exactly the workers, health
+	// unknown until the first check has run.
 	lb, _, err := c.LoadBalancer.GetByID(ctx(t), lbRes.LoadBalancer.ID)
 	if err != nil || lb == nil {
 		t.Fatalf("get load balancer: %v", err)
@@ -122,8 +126,8 @@ func TestClusterTopology(t *testing.T) {
 	var got []int64
 	for _, tg := range lb.Targets[0].Targets {
 		got = append(got, tg.Server.Server.ID)
-		if !tg.UsePrivateIP || len(tg.HealthStatus) != 1 || tg.HealthStatus[0].Status != hcloud.LoadBalancerTargetHealthStatusStatusHealthy {
-			t.Errorf("resolved target %+v: want use_private_ip and one healthy status", tg)
+		if !tg.UsePrivateIP || len(tg.HealthStatus) != 1 || tg.HealthStatus[0].Status != hcloud.LoadBalancerTargetHealthStatusStatusUnknown {
+			t.Errorf("resolved target %+v: want use_private_ip and one unknown status", tg)
 		}
 	}
 	if want := []int64{ids["demo-w-1"], ids["demo-w-2"]}; !slices.Equal(got, want) {

@@ -22,7 +22,7 @@ func (f *Fake) volumeKind() *collection[*schema.Volume, schema.Volume] {
 		keep:   anyOf("status", func(v *schema.Volume) string { return v.Status }),
 		remove: func(_ *request, id int64, v *schema.Volume) (*action, error) {
 			if v.Server != nil {
-				return nil, errCode(http.StatusPreconditionFailed, "resource_in_use",
+				return nil, errCode(http.StatusUnprocessableEntity, "resource_in_use",
 					fmt.Sprintf("volume %d is attached to server %d; detach it first", id, *v.Server))
 			}
 			return nil, nil
@@ -97,11 +97,16 @@ func (f *Fake) volumeAction(rq *request, v *schema.Volume, command string) (int,
 		if !ok {
 			return 0, nil, errInvalid("server", fmt.Sprintf("server %d not found", req.Server))
 		}
-		if v.Server != nil {
-			return 0, nil, errCode(http.StatusPreconditionFailed, "volume_already_attached", fmt.Sprintf("volume %d is already attached to server %d", v.ID, *v.Server))
+		if err := f.checkUnlocked("server", ss.s.ID); err != nil {
+			return 0, nil, err
 		}
+		if v.Server != nil {
+			return 0, nil, errCode(http.StatusUnprocessableEntity, "volume_already_attached", fmt.Sprintf("volume %d is already attached to server %d", v.ID, *v.Server))
+		}
+		// API description, attach_volume: "Works only if the Server is in
+		// the same Location as the Volume."
 		if ss.s.Location.ID != v.Location.ID {
-			return 0, nil, errInvalid("server", fmt.Sprintf("server %d is in %s, the volume in %s", ss.s.ID, ss.s.Location.Name, v.Location.Name))
+			return 0, nil, errInvalid("server", fmt.Sprintf("server %d is in %s, the volume in %s; a volume attaches only to servers in its location", ss.s.ID, ss.s.Location.Name, v.Location.Name))
 		}
 		sid := ss.s.ID
 		v.Server = &sid
@@ -109,7 +114,10 @@ func (f *Fake) volumeAction(rq *request, v *schema.Volume, command string) (int,
 		command = "attach_volume"
 	case "detach":
 		if v.Server == nil {
-			return 0, nil, errCode(http.StatusPreconditionFailed, "invalid_input", fmt.Sprintf("volume %d is not attached", v.ID))
+			return 0, nil, errInvalid("volume", fmt.Sprintf("volume %d is not attached to a server", v.ID))
+		}
+		if err := f.checkUnlocked("server", *v.Server); err != nil {
+			return 0, nil, err
 		}
 		refs = append(refs, ref("server", *v.Server))
 		v.Server = nil

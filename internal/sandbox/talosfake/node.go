@@ -49,6 +49,8 @@ type NodeOptions struct {
 	BootDelay time.Duration
 	// TalosVersion is what Version reports; "" means DefaultTalosVersion.
 	TalosVersion string
+	// SchematicID is the Image Factory schematic the disk was built from.
+	SchematicID string
 }
 
 // Node is one fake Talos node.

@@ -1,0 +1,134 @@
+package hcloudfake_test
+
+import (
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hetznercloud/hcloud-go/v2/hcloud"
+
+	"github.com/ohmytalos/ohmytalos/internal/sandbox/hcloudfake"
+)
+
+func tcpCheck(port int) *hcloud.LoadBalancerAddServiceOptsHealthCheck {
+	return &hcloud.LoadBalancerAddServiceOptsHealthCheck{Protocol: hcloud.LoadBalancerServiceProtocolTCP, Port: hcloud.Ptr(port),
+		Interval: hcloud.Ptr(15 * time.Second), Timeout: hcloud.Ptr(10 * time.Second), Retries: hcloud.Ptr(3)}
+}
+
+// A target is unknown until its first check, then healthy exactly while
+// something accepts TCP connections on the check port at its address.
+func TestLoadBalancerTargetHealthComesFromTheTarget(t *testing.T) {
+	clk := newClock()
+	e := newEnv(t, hcloudfake.Options{Now: clk.Now})
+	c := e.client
+	srv := e.newServer(t, hcloud.ServerCreateOpts{Name: "w"})
+	ln, err := net.Listen("tcp", net.JoinHostPort(srv.PublicNet.IPv4.IP.String(), "0"))
+	if err != nil {
+		t.Skipf("cannot listen on the server's loopback address: %v", err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	_ = ln.Close()
+
+	lbRes, _, err := c.LoadBalancer.Create(ctx(t), hcloud.LoadBalancerCreateOpts{Name: "lb",
+		LoadBalancerType: &hcloud.LoadBalancerType{Name: "lb11"}, Location: &hcloud.Location{Name: "fsn1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb := lbRes.LoadBalancer
+	if _, _, err := c.LoadBalancer.AddService(ctx(t), lb, hcloud.LoadBalancerAddServiceOpts{Protocol: hcloud.LoadBalancerServiceProtocolTCP,
+		ListenPort: hcloud.Ptr(443), DestinationPort: hcloud.Ptr(port), Proxyprotocol: hcloud.Ptr(false), HealthCheck: tcpCheck(port)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.LoadBalancer.AddServerTarget(ctx(t), lb, hcloud.LoadBalancerAddServerTargetOpts{Server: srv}); err != nil {
+		t.Fatal(err)
+	}
+	status := func() hcloud.LoadBalancerTargetHealthStatusStatus {
+		t.Helper()
+		got, _, err := c.LoadBalancer.GetByID(ctx(t), lb.ID)
+		if err != nil || len(got.Targets) != 1 || len(got.Targets[0].HealthStatus) != 1 {
+			t.Fatalf("get load balancer: %+v, %v", got, err)
+		}
+		return got.Targets[0].HealthStatus[0].Status
+	}
+	if s := status(); s != hcloud.LoadBalancerTargetHealthStatusStatusUnknown {
+		t.Fatalf("right after adding: %s, want unknown", s)
+	}
+	clk.Add(16 * time.Second)
+	if s := status(); s != hcloud.LoadBalancerTargetHealthStatusStatusUnhealthy {
+		t.Fatalf("nothing listens: %s, want unhealthy", s)
+	}
+	ln, err = net.Listen("tcp", net.JoinHostPort(srv.PublicNet.IPv4.IP.String(), strconv.Itoa(port)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	clk.Add(2 * time.Second)
+	if s := status(); s != hcloud.LoadBalancerTargetHealthStatusStatusHealthy {
+		t.Fatalf("a listener answers: %s, want healthy", s)
+	}
+	if _, _, err := c.Server.Poweroff(ctx(t), srv); err != nil {
+		t.Fatal(err)
+	}
+	_, _, _ = c.Server.GetByID(ctx(t), srv.ID) // the poweroff finishes
+	if s := status(); s != hcloud.LoadBalancerTargetHealthStatusStatusUnhealthy {
+		t.Fatalf("server off: %s, want unhealthy", s)
+	}
+}
+
+// Services need proxyprotocol and a full health check, and a TCP service
+// shows http objects, never null.
+func TestLoadBalancerServicesFollowTheDescription(t *testing.T) {
+	e, c := newPlainEnv(t)
+	base := hcloud.LoadBalancerCreateOpts{Name: "lb", LoadBalancerType: &hcloud.LoadBalancerType{Name: "lb11"}, Location: &hcloud.Location{Name: "fsn1"}}
+	full := &hcloud.LoadBalancerCreateOptsServiceHealthCheck{Protocol: hcloud.LoadBalancerServiceProtocolTCP, Port: hcloud.Ptr(6443),
+		Interval: hcloud.Ptr(15 * time.Second), Timeout: hcloud.Ptr(10 * time.Second), Retries: hcloud.Ptr(3)}
+	noRetries := *full
+	noRetries.Retries = nil
+	for field, svc := range map[string]hcloud.LoadBalancerCreateOptsService{
+		"services[0].proxyprotocol":        {Protocol: "tcp", ListenPort: hcloud.Ptr(6443), DestinationPort: hcloud.Ptr(6443), HealthCheck: full},
+		"services[0].health_check":         {Protocol: "tcp", ListenPort: hcloud.Ptr(6443), DestinationPort: hcloud.Ptr(6443), Proxyprotocol: hcloud.Ptr(false)},
+		"services[0].health_check.retries": {Protocol: "tcp", ListenPort: hcloud.Ptr(6443), DestinationPort: hcloud.Ptr(6443), Proxyprotocol: hcloud.Ptr(false), HealthCheck: &noRetries},
+	} {
+		opts := base
+		opts.Services = []hcloud.LoadBalancerCreateOptsService{svc}
+		_, resp, err := c.LoadBalancer.Create(ctx(t), opts)
+		invalidField(t, err, resp, field)
+	}
+	opts := base
+	opts.Services = []hcloud.LoadBalancerCreateOptsService{{Protocol: "tcp", ListenPort: hcloud.Ptr(6443), DestinationPort: hcloud.Ptr(6443),
+		Proxyprotocol: hcloud.Ptr(false), HealthCheck: full}}
+	res, _, err := c.LoadBalancer.Create(ctx(t), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, e.url+"/load_balancers/"+strconv.FormatInt(res.LoadBalancer.ID, 10), nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var body struct {
+		LoadBalancer struct {
+			Services []struct {
+				HTTP        json.RawMessage `json:"http"`
+				HealthCheck struct {
+					HTTP json.RawMessage `json:"http"`
+				} `json:"health_check"`
+			} `json:"services"`
+		} `json:"load_balancer"`
+	}
+	if err := json.Unmarshal(raw, &body); err != nil || len(body.LoadBalancer.Services) != 1 {
+		t.Fatalf("decode %s: %v", raw, err)
+	}
+	s := body.LoadBalancer.Services[0]
+	if !strings.HasPrefix(string(s.HTTP), "{") || !strings.HasPrefix(string(s.HealthCheck.HTTP), "{") {
+		t.Fatalf("tcp service http = %s, health_check.http = %s; want objects", s.HTTP, s.HealthCheck.HTTP)
+	}
+}
