@@ -4,9 +4,24 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"log/slog"
 	"net/netip"
 	"slices"
 	"sync"
+	"time"
+)
+
+// Defaults of ClusterOptions.
+const (
+	// DefaultServicesDelay is how long after the API comes up a node's
+	// services (etcd, time sync) become ready for Bootstrap.
+	DefaultServicesDelay = 150 * time.Millisecond
+	// DefaultRebootDelay is how long a rebooting node's API is away.
+	DefaultRebootDelay = 300 * time.Millisecond
+	// DefaultVIPRetry is how long a control plane waits before it campaigns
+	// for the VIP again after a failed claim: Talos' campaignRetryInterval
+	// (internal/app/machined/pkg/controllers/network/operator/vip.go).
+	DefaultVIPRetry = time.Second
 )
 
 // Cluster is the registry shared by all fake Talos nodes of one sandbox.
@@ -21,8 +36,20 @@ type Cluster struct {
 	clusters map[string]*talosCluster
 	// persisted is the config each server keeps on its STATE partition once
 	// one was applied through the API; it wins over user_data on the next
-	// boot. Hetzner never reuses server IDs.
+	// boot. Hetzner never reuses server IDs. A nil entry means STATE was
+	// wiped (reset): the server boots into maintenance mode.
 	persisted map[int64][]byte
+	// installed is what an in-place upgrade wrote to a server's disk.
+	installed map[int64]installInfo
+	// failUpgrade lists servers whose upgrades fail (fault injection).
+	failUpgrade map[int64]bool
+	// deleted lists servers forgotten with ForgetServer.
+	deleted map[int64]bool
+}
+
+// installInfo is the Talos version and schematic installed on a disk.
+type installInfo struct {
+	version, schematic string
 }
 
 // talosCluster is the shared state of one Talos cluster (one cluster.id).
@@ -31,8 +58,26 @@ type talosCluster struct {
 	bootstraps int
 	// bootstrapNode is the server ID etcd was bootstrapped on; 0 before bootstrap.
 	bootstrapNode int64
-	// vipHolder is the server ID currently holding the VIP; 0 when nobody does.
-	vipHolder int64
+	// members are the etcd members in join order; a member whose server is
+	// down or gone stays one until it is removed, as in etcd.
+	members []*etcdMember
+	joins   uint64
+	// leader is the server ID of the etcd leader.
+	leader int64
+	// vipLeader won the VIP election and is claiming (or holds) the VIP;
+	// vipHolder holds it (its claim through the Hetzner API succeeded).
+	vipLeader, vipHolder int64
+	vipGen               uint64
+	// recovery is the snapshot uploaded with EtcdRecover, per server.
+	recovery map[int64][]byte
+}
+
+// etcdMember is one member of a Talos cluster's etcd.
+type etcdMember struct {
+	serverID int64
+	id       uint64
+	name     string
+	host     string
 }
 
 // ClusterOptions connect the fake Talos nodes to the rest of the sandbox.
@@ -44,41 +89,82 @@ type ClusterOptions struct {
 	// Admit reports whether a connection from remote to port of the server
 	// gets through the server's Hetzner firewalls; nil admits everything.
 	Admit func(serverID int64, remote netip.Addr, port int) bool
+	// ServicesDelay is the default NodeOptions.ServicesDelay; 0 means
+	// DefaultServicesDelay.
+	ServicesDelay time.Duration
+	// RebootDelay is how long a rebooting node's API is away; 0 means
+	// DefaultRebootDelay.
+	RebootDelay time.Duration
+	// VIPRetry is the VIP campaign retry interval; 0 means DefaultVIPRetry.
+	VIPRetry time.Duration
+	// Logger receives what machined would log (VIP claims and their
+	// failures); nil discards it.
+	Logger *slog.Logger
 }
 
 // NewCluster returns an empty registry.
 func NewCluster(o ClusterOptions) *Cluster {
-	return &Cluster{
-		opts:      o,
-		nodes:     map[int64]*Node{},
-		clusters:  map[string]*talosCluster{},
-		persisted: map[int64][]byte{},
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
 	}
+
+	return &Cluster{
+		opts:        o,
+		nodes:       map[int64]*Node{},
+		clusters:    map[string]*talosCluster{},
+		persisted:   map[int64][]byte{},
+		installed:   map[int64]installInfo{},
+		failUpgrade: map[int64]bool{},
+		deleted:     map[int64]bool{},
+	}
+}
+
+func (c *Cluster) servicesDelay() time.Duration {
+	return cmp.Or(c.opts.ServicesDelay, DefaultServicesDelay)
+}
+
+func (c *Cluster) rebootDelay() time.Duration {
+	return cmp.Or(c.opts.RebootDelay, DefaultRebootDelay)
+}
+
+func (c *Cluster) vipRetry() time.Duration {
+	return cmp.Or(c.opts.VIPRetry, DefaultVIPRetry)
 }
 
 // StartNode boots a fake Talos node for a fake Hetzner server. The API
 // listens on o.PublicIP:o.Port once o.BootDelay has passed; before that
 // connections are refused, as with a server that is still booting. A server
 // that had a config applied (or staged) through the API boots with that one
-// instead of o.MachineConfig, as Talos boots from its STATE partition.
+// instead of o.MachineConfig, as Talos boots from its STATE partition; a
+// server without any config boots into maintenance mode.
 func (c *Cluster) StartNode(ctx context.Context, o NodeOptions) (*Node, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("start fake Talos node %q: %w", o.Name, err)
+	}
+
+	if o.ServerID <= 0 {
+		return nil, fmt.Errorf("start fake Talos node %q: server ID %d is not a Hetzner server ID (must be > 0)", o.Name, o.ServerID)
 	}
 
 	c.mu.Lock()
 	if saved, ok := c.persisted[o.ServerID]; ok {
 		o.MachineConfig = saved
 	}
+
+	if inst, ok := c.installed[o.ServerID]; ok {
+		o.TalosVersion, o.SchematicID = inst.version, inst.schematic
+	}
 	c.mu.Unlock()
 
-	if o.ServerID <= 0 {
-		return nil, fmt.Errorf("start fake Talos node %q: server ID %d is not a Hetzner server ID (must be > 0)", o.Name, o.ServerID)
-	}
+	cfg := maintenanceConfig(o.ServerID)
 
-	cfg, err := parseNodeConfig(o.MachineConfig)
-	if err != nil {
-		return nil, fmt.Errorf("start fake Talos node %q (server %d): %w; pass the machine config generated for this cluster as user_data", o.Name, o.ServerID, err)
+	if len(o.MachineConfig) > 0 {
+		var err error
+
+		cfg, err = parseNodeConfig(o.MachineConfig)
+		if err != nil {
+			return nil, fmt.Errorf("start fake Talos node %q (server %d): %w; pass the machine config generated for this cluster as user_data", o.Name, o.ServerID, err)
+		}
 	}
 
 	c.mu.Lock()
@@ -131,6 +217,49 @@ func (c *Cluster) StopNode(serverID int64) {
 	}
 }
 
+// ForgetServer stops the server's node and forgets its disk (the server was
+// deleted). Its etcd membership stays until a member removes it, as in
+// etcd; once no member of a cluster has a server any more, that cluster's
+// etcd is gone and it can be bootstrapped anew.
+func (c *Cluster) ForgetServer(serverID int64) {
+	c.StopNode(serverID)
+
+	c.mu.Lock()
+	defer c.mu.Unlock()
+
+	delete(c.persisted, serverID)
+	delete(c.installed, serverID)
+	c.deleted[serverID] = true
+
+	for id, tc := range c.clusters {
+		if !slices.ContainsFunc(tc.members, func(m *etcdMember) bool { return m.serverID == serverID }) {
+			continue
+		}
+
+		alive := slices.ContainsFunc(tc.members, func(m *etcdMember) bool { return !c.deleted[m.serverID] })
+		if !alive {
+			delete(c.clusters, id)
+		}
+	}
+}
+
+// FailUpgrade makes every later upgrade of that server fail (the installer
+// exits non-zero) until AllowUpgrade.
+func (c *Cluster) FailUpgrade(serverID int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+
+	c.failUpgrade[serverID] = true
+}
+
+// AllowUpgrade undoes FailUpgrade.
+func (c *Cluster) AllowUpgrade(serverID int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+
+	delete(c.failUpgrade, serverID)
+}
+
 // Node returns the running node of a server, or nil.
 func (c *Cluster) Node(serverID int64) *Node {
 	c.mu.Lock()
@@ -173,6 +302,27 @@ func (c *Cluster) VIPHolders(clusterName string) []string {
 	return names
 }
 
+// EtcdMembers lists the names of the etcd members of that Talos cluster,
+// in join order (members whose server is gone included).
+func (c *Cluster) EtcdMembers(clusterName string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+
+	var names []string
+
+	for _, tc := range c.clusters {
+		if tc.name != clusterName {
+			continue
+		}
+
+		for _, m := range tc.members {
+			names = append(names, m.name)
+		}
+	}
+
+	return names
+}
+
 // remove forgets a stopped node and hands its VIP over.
 func (c *Cluster) remove(n *Node) {
 	c.mu.Lock()
@@ -186,19 +336,17 @@ func (c *Cluster) remove(n *Node) {
 
 	n.setVIP(netip.Addr{})
 
-	if tc := c.clusters[n.cfg.clusterID]; tc != nil {
-		if tc.vipHolder == n.opts.ServerID {
-			tc.vipHolder = 0
-		}
-
-		c.reconcileLocked(tc)
-	}
+	c.reconcileLocked(c.clusters[n.cfg.clusterID])
 }
 
 func (c *Cluster) clusterLocked(cfg *nodeConfig) *talosCluster {
+	if cfg.maintenance {
+		return nil
+	}
+
 	tc := c.clusters[cfg.clusterID]
 	if tc == nil {
-		tc = &talosCluster{id: cfg.clusterID, name: cfg.clusterName}
+		tc = &talosCluster{id: cfg.clusterID, name: cfg.clusterName, recovery: map[int64][]byte{}}
 		c.clusters[cfg.clusterID] = tc
 	}
 
@@ -216,34 +364,16 @@ func (c *Cluster) sortedNodesLocked() []*Node {
 	return out
 }
 
-// membersLocked lists the etcd members of a Talos cluster: after bootstrap,
-// every running control plane of that cluster (they join by themselves).
-func (c *Cluster) membersLocked(tc *talosCluster) []*Node {
-	if tc == nil || tc.bootstrapNode == 0 {
-		return nil
-	}
-
-	var out []*Node
-
-	for _, n := range c.sortedNodesLocked() {
-		if n.cfg.clusterID == tc.id && n.cfg.controlPlane() {
-			out = append(out, n)
-		}
-	}
-
-	return out
-}
-
 // osCALocked finds the OS CA with its key for a Talos cluster: a worker's
 // config carries only the certificate, and Talos workers get their API
 // certificate from trustd on a control plane.
 func (c *Cluster) osCALocked(n *Node) *nodeConfig {
-	if len(n.cfg.osCA.Key) > 0 {
+	if n.cfg.osCA != nil && len(n.cfg.osCA.Key) > 0 {
 		return n.cfg
 	}
 
 	for _, other := range c.sortedNodesLocked() {
-		if other.cfg.clusterID == n.cfg.clusterID && len(other.cfg.osCA.Key) > 0 &&
+		if other.cfg.clusterID == n.cfg.clusterID && other.cfg.osCA != nil && len(other.cfg.osCA.Key) > 0 &&
 			string(other.cfg.osCA.Crt) == string(n.cfg.osCA.Crt) {
 			return other.cfg
 		}
@@ -252,53 +382,92 @@ func (c *Cluster) osCALocked(n *Node) *nodeConfig {
 	return nil
 }
 
-// reconcileLocked brings a Talos cluster in line after a membership change:
-// every etcd member serves the Kubernetes API (kube-apiserver runs on each
-// control plane once etcd is up), and exactly one eligible control plane
-// holds the VIP. Talos' VIP operator runs only once etcd is up and elects a
-// holder through etcd; a VIP on a link that does not exist on the node is
-// never configured.
+func (c *Cluster) reconcileAllLocked() {
+	for _, tc := range c.clusters {
+		c.reconcileLocked(tc)
+	}
+}
+
+// reconcileLocked brings a Talos cluster in line after a change: running
+// control planes join a bootstrapped etcd (while it has quorum), every
+// healthy member serves the Kubernetes API (kube-apiserver runs on each
+// control plane once etcd is up), and the VIP is campaigned for.
 func (c *Cluster) reconcileLocked(tc *talosCluster) {
-	members := c.membersLocked(tc)
-
-	for _, m := range members {
-		m.startKubeAPILocked()
+	if tc == nil {
+		return
 	}
 
-	eligible := func(n *Node) bool {
-		return n.cfg.hasVIP && n.hasLink(n.cfg.vipLink)
+	if tc.bootstrapNode != 0 {
+		for _, n := range c.sortedNodesLocked() {
+			if n.cfg.clusterID == tc.id && n.cfg.controlPlane() && !n.down && !n.etcdLeft &&
+				tc.member(n.opts.ServerID) == nil && c.quorumLocked(tc) {
+				tc.join(n)
+			}
+		}
 	}
 
-	holder := c.nodes[tc.vipHolder]
-	if holder == nil || !slices.Contains(members, holder) || !eligible(holder) {
-		holder = nil
+	if !c.healthyLocked(tc, tc.leader) {
+		tc.leader = 0
 
-		for _, m := range members {
-			if eligible(m) {
-				holder = m
+		for _, m := range tc.members {
+			if c.healthyLocked(tc, m.serverID) {
+				tc.leader = m.serverID
 
 				break
 			}
 		}
 	}
 
-	tc.vipHolder = 0
-	if holder != nil {
-		tc.vipHolder = holder.opts.ServerID
-	}
-
-	for _, n := range c.nodes {
-		if n.cfg.clusterID != tc.id {
-			continue
-		}
-
-		want := netip.Addr{}
-		if n == holder {
-			want = n.cfg.vip
-		}
-
-		if want != n.vipHeld || (want.IsValid() && n.vipLinkHeld != n.cfg.vipLink) {
-			n.setVIP(want)
+	for _, m := range tc.members {
+		if n := c.nodes[m.serverID]; n != nil && c.healthyLocked(tc, m.serverID) {
+			n.startKubeAPILocked()
 		}
 	}
+
+	c.campaignLocked(tc)
+}
+
+func (tc *talosCluster) member(serverID int64) *etcdMember {
+	for _, m := range tc.members {
+		if m.serverID == serverID {
+			return m
+		}
+	}
+
+	return nil
+}
+
+func (tc *talosCluster) join(n *Node) {
+	tc.joins++
+	tc.members = append(tc.members, &etcdMember{
+		serverID: n.opts.ServerID,
+		id:       memberID(n.opts.ServerID, tc.joins),
+		name:     n.opts.Name,
+		host:     n.etcdAddr(),
+	})
+}
+
+// healthyLocked: the member's node runs, is up, belongs to the cluster and
+// still runs etcd.
+func (c *Cluster) healthyLocked(tc *talosCluster, serverID int64) bool {
+	n := c.nodes[serverID]
+
+	return n != nil && !n.down && !n.etcdLeft && n.cfg.clusterID == tc.id && tc.member(serverID) != nil
+}
+
+// quorumLocked: a majority of the members is healthy.
+func (c *Cluster) quorumLocked(tc *talosCluster) bool {
+	if len(tc.members) == 0 {
+		return true
+	}
+
+	healthy := 0
+
+	for _, m := range tc.members {
+		if c.healthyLocked(tc, m.serverID) {
+			healthy++
+		}
+	}
+
+	return healthy >= len(tc.members)/2+1
 }

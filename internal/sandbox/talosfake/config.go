@@ -16,6 +16,8 @@ import (
 
 // nodeConfig is what a fake node needs from its Talos machine config.
 type nodeConfig struct {
+	// maintenance is set when the node has no machine config at all.
+	maintenance bool
 	raw         []byte
 	machineType machine.Type
 	clusterID   string
@@ -30,13 +32,21 @@ type nodeConfig struct {
 	// k8sCA is cluster.ca, used to sign the admin kubeconfig.
 	k8sCA *x509.PEMEncodedCertificateAndKey
 
-	vip        netip.Addr
-	vipLink    string
-	hasVIP     bool
-	k8sVersion string
-	labels     map[string]string
-	taints     map[string]string
-	schedCPOK  bool
+	vip     netip.Addr
+	vipLink string
+	hasVIP  bool
+	// vipHCloudToken is the HCloudVIPConfig's apiToken; vipHCloud tells an
+	// HCloud VIP (claimed through the Hetzner API) from a Layer 2 one.
+	vipHCloud      bool
+	vipHCloudToken string
+	k8sVersion     string
+	// kubeletVersion is the tag of machine.kubelet.image.
+	kubeletVersion string
+	// etcdCA tells whether cluster.etcd.ca is set (Bootstrap refuses without it).
+	etcdCA    bool
+	labels    map[string]string
+	taints    map[string]string
+	schedCPOK bool
 }
 
 func (c *nodeConfig) controlPlane() bool {
@@ -94,10 +104,14 @@ func parseNodeConfig(raw []byte) (*nodeConfig, error) {
 
 	if api := cl.APIServer(); api != nil {
 		// registry.k8s.io/kube-apiserver:v1.35.0 -> v1.35.0
-		if i := strings.LastIndex(api.Image(), ":"); i >= 0 {
-			nc.k8sVersion = api.Image()[i+1:]
-		}
+		nc.k8sVersion = imageTag(api.Image())
 	}
+
+	if k := m.Kubelet(); k != nil {
+		nc.kubeletVersion = imageTag(k.Image())
+	}
+
+	nc.etcdCA = cl.Etcd() != nil && cl.Etcd().CA() != nil
 
 	maps.Copy(nc.labels, m.NodeLabels())
 	maps.Copy(nc.taints, m.NodeTaints())
@@ -113,6 +127,10 @@ func (nc *nodeConfig) readVIP(docs []config.NetworkVirtualIPConfig, m config.Mac
 	for _, d := range docs {
 		if d.VIP().IsValid() {
 			nc.vip, nc.vipLink, nc.hasVIP = d.VIP(), d.Link(), true
+
+			if h, ok := d.(config.NetworkHCloudVIPConfig); ok {
+				nc.vipHCloud, nc.vipHCloudToken = true, h.HCloudAPIToken()
+			}
 
 			return
 		}
@@ -134,6 +152,31 @@ func (nc *nodeConfig) readVIP(docs []config.NetworkVirtualIPConfig, m config.Mac
 
 		nc.vip, nc.vipLink, nc.hasVIP = addr, dev.Interface(), true
 
+		if h := dev.VIPConfig().HCloud(); h != nil && h.APIToken() != "" {
+			nc.vipHCloud, nc.vipHCloudToken = true, h.APIToken()
+		}
+
 		return
+	}
+}
+
+// imageTag returns the tag of an image reference ("" without one):
+// registry.k8s.io/kube-apiserver:v1.35.0 -> v1.35.0.
+func imageTag(ref string) string {
+	if i := strings.LastIndex(ref, ":"); i >= 0 && !strings.Contains(ref[i:], "/") {
+		return ref[i+1:]
+	}
+
+	return ""
+}
+
+// maintenanceConfig stands for "no machine config": a node in maintenance
+// mode belongs to no Talos cluster.
+func maintenanceConfig(serverID int64) *nodeConfig {
+	return &nodeConfig{
+		clusterID:   fmt.Sprintf("maintenance:%d", serverID),
+		maintenance: true,
+		labels:      map[string]string{},
+		taints:      map[string]string{},
 	}
 }

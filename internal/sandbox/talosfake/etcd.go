@@ -27,11 +27,12 @@ const (
 	boltPageCount = 4
 )
 
-// memberID derives a stable etcd member ID from the server ID (etcd member
-// IDs are random 64-bit numbers; stable keeps tests reproducible).
-func memberID(serverID int64) uint64 {
+// memberID derives an etcd member ID from the server ID and the join
+// sequence (etcd member IDs are random 64-bit numbers and change when a
+// node joins again; derived ones keep tests reproducible).
+func memberID(serverID int64, join uint64) uint64 {
 	h := fnv.New64a()
-	_, _ = h.Write([]byte(strconv.FormatInt(serverID, 10))) //nolint:errcheck // hash writes never fail
+	_, _ = h.Write([]byte(strconv.FormatInt(serverID, 10) + "/" + strconv.FormatUint(join, 10))) //nolint:errcheck // hash writes never fail
 
 	return h.Sum64()
 }
@@ -46,12 +47,12 @@ func (n *Node) etcdAddr() string {
 	return n.opts.PublicIP
 }
 
-func (n *Node) etcdMember() *machine.EtcdMember {
-	host := n.etcdAddr()
+func (m *etcdMember) proto() *machine.EtcdMember {
+	host := m.host
 
 	return &machine.EtcdMember{
-		Id:         memberID(n.opts.ServerID),
-		Hostname:   n.opts.Name,
+		Id:         m.id,
+		Hostname:   m.name,
 		PeerUrls:   []string{"https://" + net.JoinHostPort(host, "2380")},
 		ClientUrls: []string{"https://" + net.JoinHostPort(host, "2379")},
 		IsLearner:  false,

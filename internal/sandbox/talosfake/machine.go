@@ -3,7 +3,6 @@ package talosfake
 import (
 	"context"
 	"fmt"
-	"net"
 	"runtime"
 	"time"
 
@@ -72,10 +71,14 @@ func (s *machineService) Version(ctx context.Context, _ *emptypb.Empty) (*machin
 		return nil, err
 	}
 
+	s.node.cluster.mu.Lock()
+	tag := s.node.opts.TalosVersion
+	s.node.cluster.mu.Unlock()
+
 	return &machine.VersionResponse{
 		Messages: []*machine.Version{{
 			Version: &machine.VersionInfo{
-				Tag:       s.node.opts.TalosVersion,
+				Tag:       tag,
 				Sha:       "sandbox",
 				GoVersion: runtime.Version(),
 				Os:        "linux",
@@ -86,8 +89,13 @@ func (s *machineService) Version(ctx context.Context, _ *emptypb.Empty) (*machin
 	}, nil
 }
 
-// Bootstrap starts etcd on this node, once per cluster.
-func (s *machineService) Bootstrap(ctx context.Context, _ *machine.BootstrapRequest) (*machine.BootstrapResponse, error) {
+// Bootstrap starts etcd on this node, once per cluster, with machined's
+// checks in order (Bootstrap in
+// internal/app/machined/internal/server/v1alpha1/v1alpha1_server.go): the
+// node's services must be up ("bootstrap is not available yet"), it must be
+// a control plane with an etcd CA, and its etcd data directory empty. With
+// RecoverEtcd, etcd starts from the snapshot uploaded with EtcdRecover.
+func (s *machineService) Bootstrap(ctx context.Context, in *machine.BootstrapRequest) (*machine.BootstrapResponse, error) {
 	if err := authorize(ctx); err != nil {
 		return nil, err
 	}
@@ -96,28 +104,62 @@ func (s *machineService) Bootstrap(ctx context.Context, _ *machine.BootstrapRequ
 	c.mu.Lock()
 	defer c.mu.Unlock()
 
+	if time.Now().Before(s.node.servicesAt) {
+		return nil, status.Error(codes.FailedPrecondition, "bootstrap is not available yet")
+	}
+
 	cfg := s.node.cfg
 	if !cfg.controlPlane() {
 		return nil, status.Error(codes.FailedPrecondition, "bootstrap can only be performed on a control plane node")
 	}
 
+	if !cfg.etcdCA {
+		return nil, status.Error(codes.InvalidArgument, "etcd is not configured, bootstrap is not possible")
+	}
+
 	tc := c.clusterLocked(cfg)
-	if tc.bootstrapNode != 0 {
+	if tc.member(s.node.opts.ServerID) != nil || (tc.bootstrapNode != 0 && !s.node.etcdLeft) {
 		// Every control plane joins etcd once the cluster is bootstrapped, so
 		// its data directory is not empty any more.
 		return nil, status.Error(codes.AlreadyExists, "etcd data directory is not empty")
 	}
 
+	if tc.bootstrapNode != 0 && c.quorumLocked(tc) {
+		// The fake keeps one etcd per Talos cluster: a control plane whose
+		// data directory is empty joins the running etcd instead.
+		return nil, status.Error(codes.AlreadyExists, "etcd data directory is not empty")
+	}
+
+	if in.GetRecoverEtcd() {
+		if err := recoverFrom(tc, s.node.opts.ServerID); err != nil {
+			// machined answers Bootstrap once etcd is started; the restore
+			// fails in the etcd service, which never comes up
+			// (internal/app/machined/pkg/system/services/etcd.go).
+			c.opts.Logger.Warn("etcd service failed", "node", s.node.opts.Name, "error", err.Error())
+
+			return &machine.BootstrapResponse{Messages: []*machine.Bootstrap{{}}}, nil
+		}
+	}
+
+	tc.members = nil
 	tc.bootstrapNode = s.node.opts.ServerID
 	tc.bootstraps++
+	s.node.etcdLeft = false
+	tc.join(s.node)
+	tc.leader = s.node.opts.ServerID
 	c.reconcileLocked(tc)
 
 	return &machine.BootstrapResponse{Messages: []*machine.Bootstrap{{}}}, nil
 }
 
-// EtcdMemberList lists the etcd members once the cluster is bootstrapped.
-func (s *machineService) EtcdMemberList(ctx context.Context, _ *machine.EtcdMemberListRequest) (*machine.EtcdMemberListResponse, error) {
-	if err := authorize(ctx, role.Reader, role.Operator); err != nil {
+// EtcdMemberList lists the etcd members. machined asks etcd through the
+// control plane endpoints (QueryLocal: this node's etcd only) with a client
+// that waits for a ready connection, so while no etcd answers (before
+// bootstrap, or without quorum) the call hangs until the caller's deadline
+// and fails with DeadlineExceeded (internal/pkg/etcd/etcd.go,
+// go.etcd.io/etcd/client/v3 WaitForReady).
+func (s *machineService) EtcdMemberList(ctx context.Context, in *machine.EtcdMemberListRequest) (*machine.EtcdMemberListResponse, error) {
+	if err := authorize(ctx, role.Reader, role.Operator, role.EtcdBackup); err != nil {
 		return nil, err
 	}
 
@@ -126,41 +168,46 @@ func (s *machineService) EtcdMemberList(ctx context.Context, _ *machine.EtcdMemb
 		return nil, err
 	}
 
-	members, err := s.members()
+	members, err := s.members(ctx, in.GetQueryLocal())
 	if err != nil {
 		return nil, err
 	}
 
-	return &machine.EtcdMemberListResponse{Messages: []*machine.EtcdMembers{{Members: members}}}, nil
+	out := make([]*machine.EtcdMember, 0, len(members))
+	names := make([]string, 0, len(members))
+
+	for _, m := range members {
+		out = append(out, m.proto())
+		names = append(names, m.name)
+	}
+
+	return &machine.EtcdMemberListResponse{Messages: []*machine.EtcdMembers{{Members: out, LegacyMembers: names}}}, nil
 }
 
-// members returns the etcd member list as seen from this node, or
-// Unavailable when etcd does not run here (before bootstrap).
-func (s *machineService) members() ([]*machine.EtcdMember, error) {
+// members returns the etcd members once etcd answers this node (its own
+// etcd for local, any healthy member otherwise, with quorum), waiting for
+// ctx otherwise, as an etcd client with WaitForReady does.
+func (s *machineService) members(ctx context.Context, local bool) ([]*etcdMember, error) {
 	c := s.node.cluster
+
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	tc := c.clusters[s.node.cfg.clusterID]
 
-	nodes := c.membersLocked(c.clusters[s.node.cfg.clusterID])
+	var out []*etcdMember
 
-	running := false
+	if tc != nil && tc.bootstrapNode != 0 && c.quorumLocked(tc) && len(tc.members) > 0 &&
+		(!local || c.healthyLocked(tc, s.node.opts.ServerID)) {
+		out = append(out, tc.members...)
+	}
+	c.mu.Unlock()
 
-	for _, m := range nodes {
-		if m == s.node {
-			running = true
-		}
+	if out != nil {
+		return out, nil
 	}
 
-	if !running {
-		return nil, status.Error(codes.Unavailable, "etcd is not running on this node: the cluster is not bootstrapped yet")
-	}
+	<-ctx.Done()
 
-	out := make([]*machine.EtcdMember, 0, len(nodes))
-	for _, m := range nodes {
-		out = append(out, m.etcdMember())
-	}
-
-	return out, nil
+	return nil, status.FromContextError(ctx.Err()).Err() //nolint:wrapcheck // a gRPC status for the client
 }
 
 // EtcdSnapshot streams an etcd snapshot.
@@ -174,7 +221,7 @@ func (s *machineService) EtcdSnapshot(_ *machine.EtcdSnapshotRequest, srv grpc.S
 		return err
 	}
 
-	members, err := s.members()
+	members, err := s.localMembers(srv.Context())
 	if err != nil {
 		return err
 	}
@@ -193,7 +240,10 @@ func (s *machineService) Kubeconfig(_ *emptypb.Empty, srv grpc.ServerStreamingSe
 		return err
 	}
 
-	kc, err := adminKubeconfig(cfg.k8sCA, cfg.clusterName, s.node.cluster.apiServerURL(s.node))
+	// The server is the machine config's cluster.controlPlane.endpoint, as
+	// kubeconfig.GenerateAdmin writes it (pkg/kubeconfig/generate.go), not
+	// the address the client dialled.
+	kc, err := adminKubeconfig(cfg.k8sCA, cfg.clusterName, cfg.endpoint.String())
 	if err != nil {
 		return status.Error(codes.Internal, err.Error())
 	}
@@ -217,36 +267,4 @@ func sendChunks(srv grpc.ServerStreamingServer[common.Data], b []byte) error {
 	}
 
 	return nil
-}
-
-// apiServerURL is the Kubernetes API URL put in kubeconfigs: the public IP of
-// the bootstrapped control plane, else of the first running control plane
-// with one (every etcd member serves the sandbox Kubernetes API).
-func (c *Cluster) apiServerURL(self *Node) string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-
-	host := ""
-
-	if tc := c.clusters[self.cfg.clusterID]; tc != nil {
-		if b := c.nodes[tc.bootstrapNode]; b != nil && b.opts.PublicIP != "" {
-			host = b.opts.PublicIP
-		}
-	}
-
-	if host == "" {
-		for _, n := range c.sortedNodesLocked() {
-			if n.cfg.clusterID == self.cfg.clusterID && n.cfg.controlPlane() && n.opts.PublicIP != "" {
-				host = n.opts.PublicIP
-
-				break
-			}
-		}
-	}
-
-	if host == "" {
-		host = self.opts.PublicIP
-	}
-
-	return "https://" + net.JoinHostPort(host, "6443")
 }

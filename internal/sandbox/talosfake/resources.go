@@ -9,6 +9,8 @@ import (
 
 	"github.com/cosi-project/runtime/pkg/resource"
 	"github.com/cosi-project/runtime/pkg/resource/meta"
+	"github.com/cosi-project/runtime/pkg/state"
+	"github.com/siderolabs/talos/pkg/machinery/extensions"
 	"github.com/siderolabs/talos/pkg/machinery/nethelpers"
 	"github.com/siderolabs/talos/pkg/machinery/resources/network"
 	"github.com/siderolabs/talos/pkg/machinery/resources/runtime"
@@ -25,8 +27,10 @@ type linkInfo struct {
 
 // hcloudLinks lays out the NICs as Talos names them on Hetzner Cloud: the
 // hcloud platform boots with net.ifnames=0, so the public NIC is eth0 and the
-// private one eth1, or eth0 when the server has no public IPv4. Hetzner hands
-// out public IPv4s as /32 and private network addresses as /32 too (routes
+// private one eth1. A server has a public NIC when it has a public IPv4 or
+// IPv6 (an IPv6-only server still has eth0); only a server without any
+// public address has its private NIC as eth0. Hetzner hands out public IPv4s
+// as /32, public IPv6 as a /64 and private network addresses as /32 (routes
 // go through the gateway). Private networks use MTU 1450.
 func hcloudLinks(o NodeOptions) []linkInfo {
 	links := []linkInfo{{
@@ -46,11 +50,21 @@ func hcloudLinks(o NodeOptions) []linkInfo {
 
 	next := uint32(2)
 
-	if o.PublicIP != "" {
-		addr := netip.MustParseAddr(o.PublicIP)
+	if o.PublicIP != "" || o.PublicIPv6 != "" {
+		var addrs []netip.Prefix
+
+		if o.PublicIP != "" {
+			addr := netip.MustParseAddr(o.PublicIP)
+			addrs = append(addrs, netip.PrefixFrom(addr, addr.BitLen()))
+		}
+
+		if o.PublicIPv6 != "" {
+			addrs = append(addrs, netip.PrefixFrom(netip.MustParseAddr(o.PublicIPv6), 64))
+		}
+
 		links = append(links, linkInfo{
 			name: fmt.Sprintf("eth%d", next-2), index: next, mtu: 1500, mac: mac(0x96),
-			addrs: []netip.Prefix{netip.PrefixFrom(addr, addr.BitLen())},
+			addrs: addrs,
 		})
 		next++
 	}
@@ -93,6 +107,7 @@ func (n *Node) populateResources(ctx context.Context) error {
 		network.AddressStatusExtension{}.ResourceDefinition(),
 		network.HostnameStatusExtension{}.ResourceDefinition(),
 		runtime.VersionExtension{}.ResourceDefinition(),
+		runtime.ExtensionStatusExtension{}.ResourceDefinition(),
 	}
 
 	for _, spec := range defs {
@@ -125,15 +140,68 @@ func (n *Node) populateResources(ctx context.Context) error {
 		return fmt.Errorf("create hostname status: %w", err)
 	}
 
+	return n.writeInstalled(ctx, n.opts.TalosVersion, n.opts.SchematicID)
+}
+
+// schematicExtensionID is the ExtensionStatus ID of the Image Factory's
+// schematic pseudo-extension: machined names extension statuses after their
+// image without ".sqsh"
+// (internal/app/machined/pkg/controllers/runtime/extension_status.go).
+const schematicExtensionID = "schematic"
+
+// writeInstalled reports the installed Talos version and the Image Factory
+// schematic the way Talos does: runtime.Version, and an ExtensionStatus
+// named "schematic" whose version is the schematic ID, author "Image
+// Factory" (Talos' ImageFactorySchematicController reads exactly that,
+// internal/app/machined/pkg/controllers/runtime/image_factory_schematic.go).
+func (n *Node) writeInstalled(ctx context.Context, version, schematic string) error {
 	v := runtime.NewVersion()
-	v.TypedSpec().Version = n.opts.TalosVersion
+	v.TypedSpec().Version = version
 	v.TypedSpec().Name = "Talos"
 
-	if err := n.res.Create(ctx, v); err != nil {
-		return fmt.Errorf("create version: %w", err)
+	if err := upsert(ctx, n.res, v); err != nil {
+		return fmt.Errorf("write version: %w", err)
+	}
+
+	md := resource.NewMetadata(runtime.NamespaceName, runtime.ExtensionStatusType, schematicExtensionID, resource.VersionUndefined)
+
+	if schematic == "" {
+		if err := n.res.Destroy(ctx, md); err != nil && !state.IsNotFoundError(err) {
+			return fmt.Errorf("remove schematic extension: %w", err)
+		}
+
+		return nil
+	}
+
+	ext := runtime.NewExtensionStatus(runtime.NamespaceName, schematicExtensionID)
+	ext.TypedSpec().Image = schematicExtensionID + ".sqsh"
+	ext.TypedSpec().Metadata = extensions.Metadata{
+		Name:    "schematic",
+		Version: schematic,
+		Author:  "Image Factory (https://factory.talos.dev)",
+	}
+
+	if err := upsert(ctx, n.res, ext); err != nil {
+		return fmt.Errorf("write schematic extension: %w", err)
 	}
 
 	return nil
+}
+
+// upsert creates r or replaces the resource with its ID.
+func upsert(ctx context.Context, st state.State, r resource.Resource) error {
+	cur, err := st.Get(ctx, r.Metadata())
+	if err != nil {
+		if !state.IsNotFoundError(err) {
+			return err //nolint:wrapcheck // wrapped by the caller
+		}
+
+		return st.Create(ctx, r) //nolint:wrapcheck // wrapped by the caller
+	}
+
+	r.Metadata().SetVersion(cur.Metadata().Version())
+
+	return st.Update(ctx, r) //nolint:wrapcheck // wrapped by the caller
 }
 
 func linkStatus(l linkInfo) *network.LinkStatus {

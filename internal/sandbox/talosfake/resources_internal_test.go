@@ -29,6 +29,11 @@ func TestHcloudLinkNames(t *testing.T) {
 			[]string{"lo=127.0.0.1/8", "lo=::1/128", "eth0=10.0.1.6/32"}},
 		{"public only", NodeOptions{ServerID: 3, PublicIP: "127.0.0.7"},
 			[]string{"lo=127.0.0.1/8", "lo=::1/128", "eth0=127.0.0.7/32"}},
+		// An IPv6-only server keeps its public NIC as eth0: the private NIC is eth1.
+		{"public IPv6 only", NodeOptions{ServerID: 4, PublicIPv6: "2a01:4f8:1c1c:1::1", PrivateIP: "10.0.1.8"},
+			[]string{"lo=127.0.0.1/8", "lo=::1/128", "eth0=2a01:4f8:1c1c:1::1/64", "eth1=10.0.1.8/32"}},
+		{"dual stack", NodeOptions{ServerID: 5, PublicIP: "127.0.0.9", PublicIPv6: "2a01:4f8:1c1c:2::1", PrivateIP: "10.0.1.9"},
+			[]string{"lo=127.0.0.1/8", "lo=::1/128", "eth0=127.0.0.9/32", "eth0=2a01:4f8:1c1c:2::1/64", "eth1=10.0.1.9/32"}},
 	}
 
 	for _, tc := range cases {
@@ -55,7 +60,8 @@ func TestSnapshotBlobShape(t *testing.T) {
 		}
 	}
 
-	if m := n.etcdMember(); m.GetPeerUrls()[0] != "https://10.0.1.7:2380" || m.GetIsLearner() {
+	member := &etcdMember{serverID: 7, id: memberID(7, 1), name: "cp", host: n.etcdAddr()}
+	if m := member.proto(); m.GetPeerUrls()[0] != "https://10.0.1.7:2380" || m.GetIsLearner() {
 		t.Fatalf("member %+v", m)
 	}
 }

@@ -25,11 +25,14 @@ import (
 // and shared; every test still runs its own talosfake.Cluster.
 var (
 	vipFixture = sync.OnceValues(func() (*fixture.Cluster, error) {
-		return fixture.New("vip", fixture.Options{VIP: "10.0.1.100", VIPLink: "eth1"})
+		return fixture.New("vip", fixture.Options{VIP: "10.0.1.100", VIPLink: "eth1", Layer2: true})
+	})
+	hcloudVIPFixture = sync.OnceValues(func() (*fixture.Cluster, error) {
+		return fixture.New("hvip", fixture.Options{VIP: "10.0.1.100", VIPLink: "eth1"})
 	})
 	novipFixture = sync.OnceValues(func() (*fixture.Cluster, error) {
 		// enp7s0 is the private NIC's name under Debian, not under Talos on Hetzner.
-		return fixture.New("novip", fixture.Options{VIP: "10.0.1.100", VIPLink: "enp7s0"})
+		return fixture.New("novip", fixture.Options{VIP: "10.0.1.100", VIPLink: "enp7s0", Layer2: true})
 	})
 	plainFixture = sync.OnceValues(func() (*fixture.Cluster, error) { return fixture.New("plain", fixture.Options{}) })
 	otherFixture = sync.OnceValues(func() (*fixture.Cluster, error) { return fixture.New("other", fixture.Options{}) })
@@ -245,11 +248,24 @@ func TestTalosErrorsMirrorMachined(t *testing.T) {
 
 	rcp, rwk := rawDial(t, fx.Talosconfig, cp), rawDial(t, fx.Talosconfig, wk)
 
-	if _, err := rcp.EtcdMemberList(ctx, &machine.EtcdMemberListRequest{}); client.StatusCode(err) != codes.Unavailable {
+	// Services come up after the boot: until then Bootstrap is not available.
+	err := rcp.Bootstrap(ctx, &machine.BootstrapRequest{})
+	if client.StatusCode(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "bootstrap is not available yet") {
+		t.Fatalf("bootstrap right after boot: %v", err)
+	}
+
+	// Before bootstrap machined's etcd client waits for a connection until
+	// the caller's deadline.
+	short, cancelShort := context.WithTimeout(ctx, 300*time.Millisecond)
+	if _, err := rcp.EtcdMemberList(short, &machine.EtcdMemberListRequest{}); client.StatusCode(err) != codes.DeadlineExceeded {
 		t.Fatalf("member list before bootstrap: %v", err)
 	}
 
-	err := rwk.Bootstrap(ctx, &machine.BootstrapRequest{})
+	cancelShort()
+
+	time.Sleep(talosfake.DefaultServicesDelay + 100*time.Millisecond)
+
+	err = rwk.Bootstrap(ctx, &machine.BootstrapRequest{})
 	if client.StatusCode(err) != codes.FailedPrecondition || !strings.Contains(err.Error(), "bootstrap can only be performed on a control plane node") {
 		t.Fatalf("bootstrap on worker: %v", err)
 	}
@@ -415,7 +431,6 @@ func TestStartNodeRejectsBadInput(t *testing.T) {
 
 	cases := map[string]talosfake.NodeOptions{
 		"duplicate server": {ServerID: 81, Name: "dup", PublicIP: e.pfx + "82", Port: -1, MachineConfig: fx.ControlPlane},
-		"no config":        {ServerID: 83, Name: "empty", PublicIP: e.pfx + "83", Port: -1},
 		"bad id":           {ServerID: 0, Name: "zero", PublicIP: e.pfx + "84", Port: -1, MachineConfig: fx.ControlPlane},
 	}
 
@@ -464,5 +479,30 @@ func TestStagedConfigSurvivesReboot(t *testing.T) {
 
 	if got := e.tf.VIPHolders("novip"); !slices.Equal(got, []string{"node-101"}) {
 		t.Fatalf("VIP holders after reboot = %v, want [node-101]", got)
+	}
+}
+
+func TestHCloudVIPWithoutHetznerAPIIsNeverHeld(t *testing.T) {
+	t.Parallel()
+
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+
+	fx := must(t, hcloudVIPFixture)
+
+	e := newEnv(t)
+	cp := e.start(111, fx.ControlPlane, nil)
+	e.start(112, fx.ControlPlane, nil)
+
+	if did, err := dial(t, fx.Talosconfig, cp).BootstrapOnce(ctx); !did || err != nil {
+		t.Fatalf("BootstrapOnce = %v, %v", did, err)
+	}
+
+	// An HCloud VIP is claimed only through change_alias_ips: with no
+	// Hetzner API reachable every claim fails and nobody holds it.
+	time.Sleep(300 * time.Millisecond)
+
+	if got := e.tf.VIPHolders("hvip"); len(got) != 0 {
+		t.Fatalf("HCloud VIP held without the Hetzner API by %v", got)
 	}
 }

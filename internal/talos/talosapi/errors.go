@@ -41,6 +41,10 @@ func IsRetryable(err error) bool {
 		return false
 	}
 
+	if IsBootstrapNotReady(err) {
+		return true
+	}
+
 	switch client.StatusCode(err) {
 	case codes.Unavailable, codes.DeadlineExceeded, codes.Aborted, codes.ResourceExhausted:
 		return true

@@ -2,9 +2,12 @@ package talosapi
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/cosi-project/runtime/pkg/safe"
 	"github.com/siderolabs/talos/pkg/machinery/api/machine"
@@ -60,19 +63,49 @@ func (c *Client) EtcdMembers(ctx context.Context) ([]Member, error) {
 	return out, nil
 }
 
+// memberProbe bounds the "is etcd running" question BootstrapOnce asks
+// first: before bootstrap machined's etcd client waits for a connection
+// until the caller's deadline, so no answer in time means no etcd here.
+const memberProbe = 2 * time.Second
+
 // BootstrapOnce bootstraps etcd on this node unless the cluster already is:
-// it checks the member list first and calls Bootstrap only when etcd is not
-// running; Talos' answer to a repeated bootstrap (AlreadyExists "etcd data
-// directory is not empty") counts as done. It reports whether this call
-// bootstrapped the cluster. Always use the same control plane: a node that
-// has not joined etcd yet cannot tell that another one was bootstrapped.
+// it asks etcd first (a member list within memberProbe) and calls Bootstrap
+// only when etcd does not answer; Talos' answer to a repeated bootstrap
+// (AlreadyExists "etcd data directory is not empty") counts as done. While
+// the node answers FailedPrecondition "bootstrap is not available yet" (its
+// services are still starting) it retries until ctx ends. It reports
+// whether this call bootstrapped the cluster. Always use the same control
+// plane.
 func (c *Client) BootstrapOnce(ctx context.Context) (bool, error) {
-	members, err := c.EtcdMembers(ctx)
+	for {
+		did, err := c.bootstrapOnce(ctx)
+		if err == nil || !IsBootstrapNotReady(err) {
+			return did, err
+		}
+
+		t := time.NewTimer(250 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+
+			return false, fmt.Errorf("bootstrap etcd at %s: %w (last error: %w)", c.endpoint, ctx.Err(), err)
+		case <-t.C:
+		}
+	}
+}
+
+func (c *Client) bootstrapOnce(ctx context.Context) (bool, error) {
+	pctx, cancel := context.WithTimeout(ctx, memberProbe)
+	members, err := c.EtcdMembers(pctx)
+
+	cancel()
 
 	switch {
 	case err == nil && len(members) > 0:
 		return false, nil
-	case err != nil && client.StatusCode(err) != codes.Unavailable:
+	case err != nil && errors.Is(err, ErrTrust):
+		return false, fmt.Errorf("bootstrap: check etcd first: %w", err)
+	case err != nil && ctx.Err() != nil:
 		return false, fmt.Errorf("bootstrap: check etcd first: %w", err)
 	}
 
@@ -86,6 +119,19 @@ func (c *Client) BootstrapOnce(ctx context.Context) (bool, error) {
 	default:
 		return false, c.wrap("bootstrap etcd", err)
 	}
+}
+
+// IsBootstrapNotReady tells whether Bootstrap failed only because the node
+// is not ready for it yet (machined: FailedPrecondition "bootstrap is not
+// available yet" or "time is not in sync yet"); waiting fixes it.
+func IsBootstrapNotReady(err error) bool {
+	if client.StatusCode(err) != codes.FailedPrecondition {
+		return false
+	}
+
+	msg := err.Error()
+
+	return strings.Contains(msg, "bootstrap is not available yet") || strings.Contains(msg, "time is not in sync yet")
 }
 
 // Kubeconfig fetches an admin kubeconfig from a control plane.

@@ -1,0 +1,174 @@
+package talosfake_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cosi-project/runtime/pkg/safe"
+	"github.com/siderolabs/talos/pkg/machinery/api/machine"
+	"github.com/siderolabs/talos/pkg/machinery/client"
+	"github.com/siderolabs/talos/pkg/machinery/resources/runtime"
+	"google.golang.org/grpc/codes"
+
+	"github.com/ohmytalos/ohmytalos/internal/sandbox/talosfake"
+	"github.com/ohmytalos/ohmytalos/internal/talos/talosapi"
+)
+
+const testSchematic = "376567988ad370138ad8b2698212367b8edcb69b5fd68c80be1f2ec7d603b4ba"
+
+func TestFirewallAdmitDropsConnections(t *testing.T) {
+	t.Parallel()
+
+	fx := must(t, plainFixture)
+	e := newEnv(t)
+	e.tf = talosfake.NewCluster(talosfake.ClusterOptions{Admit: func(id int64, _ netip.Addr, port int) bool {
+		return id != 121 || port != talosfake.DefaultPort
+	}})
+	n := e.start(121, fx.ControlPlane, nil)
+	<-n.Ready()
+
+	conn, err := net.DialTimeout("tcp", n.Endpoint(), time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+
+	_ = conn.SetReadDeadline(time.Now().Add(2 * time.Second))
+	if _, err := conn.Read(make([]byte, 1)); err == nil || errors.Is(err, context.DeadlineExceeded) || strings.Contains(err.Error(), "timeout") {
+		t.Fatalf("firewalled connection was not dropped: %v", err)
+	}
+}
+
+func TestMaintenanceModeServesSelfSignedTLS(t *testing.T) {
+	t.Parallel()
+
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+
+	fx := must(t, plainFixture)
+	e := newEnv(t)
+	n := e.start(131, nil, nil)
+
+	if !n.Maintenance() {
+		t.Fatal("node without config is not in maintenance mode")
+	}
+
+	err := dial(t, fx.Talosconfig, n).WaitReady(ctx)
+	if !errors.Is(err, talosapi.ErrTrust) {
+		t.Fatalf("cluster talosconfig against maintenance mode: want a TLS trust error, got %v", err)
+	}
+}
+
+func TestUpgradeRebootsIntoNewVersionAndSchematic(t *testing.T) {
+	t.Parallel()
+
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+
+	fx := must(t, plainFixture)
+	e := newEnv(t)
+	cp := e.start(141, fx.ControlPlane, func(o *talosfake.NodeOptions) { o.SchematicID = strings.Repeat("a", 64) })
+	wk := e.start(142, fx.Worker, nil)
+
+	if _, err := dial(t, fx.Talosconfig, cp).BootstrapOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	raw := rawDial(t, fx.Talosconfig, cp)
+
+	ext, err := safe.StateGetByID[*runtime.ExtensionStatus](ctx, raw.COSI, "schematic")
+	if err != nil || ext.TypedSpec().Metadata.Version != strings.Repeat("a", 64) {
+		t.Fatalf("schematic extension = %v, %v", ext, err)
+	}
+
+	if _, err := raw.UpgradeWithOptions(ctx, client.WithUpgradeImage("factory.talos.dev/hcloud-installer/not-a-schematic:v1.13.9")); err == nil {
+		t.Fatal("upgrade with a malformed installer reference accepted")
+	}
+
+	ref := "factory.talos.dev/hcloud-installer/" + testSchematic + ":v1.14.0"
+	if _, err := raw.UpgradeWithOptions(ctx, client.WithUpgradeImage(ref)); err != nil {
+		t.Fatal(err)
+	}
+
+	waitFor(ctx, t, func() bool { return cp.TalosVersion() == "v1.14.0" && cp.SchematicID() == testSchematic })
+
+	c := dial(t, fx.Talosconfig, cp)
+	if err := c.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	members, err := c.EtcdMembers(ctx)
+	if err != nil || len(members) != 1 {
+		t.Fatalf("members after upgrade = %v, %v", members, err)
+	}
+
+	// A failing node keeps its version.
+	e.tf.FailUpgrade(142)
+
+	rw := rawDial(t, fx.Talosconfig, wk)
+	if _, err := rw.UpgradeWithOptions(ctx, client.WithUpgradeImage(ref)); err != nil {
+		t.Fatal(err)
+	}
+
+	time.Sleep(time.Second)
+
+	if err := dial(t, fx.Talosconfig, wk).WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	if v := wk.TalosVersion(); v != talosfake.DefaultTalosVersion {
+		t.Fatalf("failed upgrade left version %s", v)
+	}
+}
+
+func TestEtcdRemoveRefusesLastMember(t *testing.T) {
+	t.Parallel()
+
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+
+	fx := must(t, plainFixture)
+	e := newEnv(t)
+	cp := e.start(151, fx.ControlPlane, nil)
+
+	c := dial(t, fx.Talosconfig, cp)
+	if _, err := c.BootstrapOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	raw := rawDial(t, fx.Talosconfig, cp)
+
+	resp, err := raw.EtcdMemberList(ctx, &machine.EtcdMemberListRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	id := resp.GetMessages()[0].GetMembers()[0].GetId()
+
+	err = raw.EtcdRemoveMemberByID(ctx, &machine.EtcdRemoveMemberByIDRequest{MemberId: id})
+	if err == nil || !strings.Contains(err.Error(), "not enough started members") {
+		t.Fatalf("removing the last member: %v", err)
+	}
+
+	err = raw.EtcdRemoveMemberByID(ctx, &machine.EtcdRemoveMemberByIDRequest{MemberId: id + 1})
+	if client.StatusCode(err) != codes.NotFound {
+		t.Fatalf("removing an unknown member: %v", err)
+	}
+}
+
+func waitFor(ctx context.Context, t *testing.T, ok func() bool) {
+	t.Helper()
+
+	for !ok() {
+		select {
+		case <-ctx.Done():
+			t.Fatal("condition not met before the deadline")
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
