@@ -33,6 +33,8 @@ type talosCluster struct {
 	bootstrapNode int64
 	// vipHolder is the server ID currently holding the VIP; 0 when nobody does.
 	vipHolder int64
+	// kube is the cluster's Kubernetes API store, once a control plane serves it.
+	kube *kubeCluster
 }
 
 // ClusterOptions connect the fake Talos nodes to the rest of the sandbox.
