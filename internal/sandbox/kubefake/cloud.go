@@ -183,6 +183,10 @@ func (s *Server) podGateLocked(p obj) gate {
 			return gate{configErr: env.err}
 		}
 
+		if !needsToken(repo, env) {
+			continue
+		}
+
 		chk, ok := s.cloud.checks[checkKey(env)]
 
 		switch {
@@ -194,6 +198,15 @@ func (s *Server) podGateLocked(p obj) gate {
 	}
 
 	return gate{}
+}
+
+// needsToken: the CCM always talks to the Hetzner API; the CSI driver's
+// image also runs as the node plugin, which has no token and never calls
+// the API, so only a container given HCLOUD_TOKEN (the controller) does.
+func needsToken(repo string, env cloudEnv) bool {
+	_, has := env.vars["HCLOUD_TOKEN"]
+
+	return repo == ccmImage || has
 }
 
 func checkKey(env cloudEnv) string {
@@ -232,7 +245,7 @@ func (s *Server) cloudWorkLocked() []ccmWork {
 			env := s.containerEnvLocked(str(p, "metadata", "namespace"), spec, repo)
 			key := repo + "\x00" + checkKey(env)
 
-			if env.err != "" || seen[key] {
+			if env.err != "" || seen[key] || !needsToken(repo, env) {
 				continue
 			}
 
@@ -318,6 +331,7 @@ type ccmResult struct {
 	failed  []string                  // nodes whose lookup failed
 	routes  []string                  // route keys now present
 	gone    []string                  // nodes whose server no longer exists
+	checked []string                  // stopped nodes whose server was looked up
 }
 
 func (s *Server) hcloudClient(token string) *hcloud.Client {
@@ -370,6 +384,7 @@ func (s *Server) runCCM(ctx context.Context, w ccmWork) ccmResult {
 	}
 
 	for name, id := range w.dead {
+		res.checked = append(res.checked, name)
 		srv, _, err := c.Server.GetByID(ctx, id)
 		if err == nil && srv == nil {
 			res.gone = append(res.gone, name)

@@ -102,6 +102,11 @@ func (s *Server) applyCloudLocked(r ccmResult) {
 		s.saveLocked(nodes, old, n)
 	}
 
+	// The cloud node lifecycle controller looks again after its monitor period.
+	for _, name := range r.checked {
+		s.cloud.retry["dead/"+name] = s.now().Add(5 * time.Second)
+	}
+
 	for _, name := range r.gone {
 		_, _ = s.deleteLocked(nodes, "", name, false) //nolint:errcheck // already gone is fine
 	}
