@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -378,5 +379,36 @@ func TestWatch(t *testing.T) {
 
 	if got[0] != watch.Added || got[1] != watch.Deleted {
 		t.Fatalf("events %v, want ADDED then DELETED", got)
+	}
+}
+
+func TestScaleSubresource(t *testing.T) {
+	e := newEnv(t, kubefake.Options{})
+	ctx := testCtx(t)
+	labels := map[string]string{"app": "s"}
+	one := int32(1)
+	deps := e.cs.AppsV1().Deployments("default")
+
+	if _, err := deps.Create(ctx, &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "s"},
+		Spec: appsv1.DeploymentSpec{Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "c", Image: "i"}}}}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	sc, err := deps.GetScale(ctx, "s", metav1.GetOptions{})
+	if err != nil || sc.Spec.Replicas != 1 || sc.Status.Selector != "app=s" {
+		t.Fatalf("scale: %+v %v", sc, err)
+	}
+
+	sc.Spec.Replicas = 3
+	if _, err := deps.UpdateScale(ctx, "s", sc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	d, err := deps.Get(ctx, "s", metav1.GetOptions{})
+	if err != nil || *d.Spec.Replicas != 3 || d.Generation != 2 {
+		t.Fatalf("deployment after scaling: %+v %v", d, err)
 	}
 }

@@ -179,8 +179,6 @@ func resourceList(gv string, all []resource, group, version string) obj {
 				si["group"], si["version"], si["kind"] = "policy", "v1", "Eviction"
 			case "scale":
 				si["group"], si["version"], si["kind"] = "autoscaling", "v1", "Scale"
-			case "binding":
-				si["kind"] = "Binding"
 			}
 
 			items = append(items, si)

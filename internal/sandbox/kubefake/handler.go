@@ -37,7 +37,7 @@ func (s *Server) parsePath(path string) (reqInfo, error) {
 	var ri reqInfo
 
 	// /namespaces/NS/RESOURCE... unless RESOURCE is a subresource of a namespace.
-	if len(parts) >= 3 && parts[0] == "namespaces" && parts[2] != "status" && parts[2] != "finalize" {
+	if len(parts) >= 3 && parts[0] == "namespaces" && parts[2] != "status" {
 		ri.ns, parts = parts[1], parts[2:]
 	}
 
@@ -85,8 +85,12 @@ func (s *Server) serveResource(w http.ResponseWriter, r *http.Request, path stri
 	dryRun := q.Get("dryRun") == "All"
 
 	switch {
+	case ri.sub == "scale":
+		s.serveScale(w, r, ri, dryRun)
 	case r.Method == http.MethodGet && ri.collection:
 		s.serveList(w, r, ri)
+	case r.Method == http.MethodGet && ri.sub == "eviction":
+		writeErr(w, errMethodNotAllowed(r.Method, ri.res))
 	case r.Method == http.MethodGet:
 		s.serveGet(w, ri)
 	case r.Method == http.MethodPost && ri.sub == "eviction":

@@ -69,17 +69,15 @@ func builtinResources() []resource {
 	const ns, cluster = true, false
 
 	return []resource{
-		res("", "v1", "bindings", "Binding", ns, ""),
-		res("", "v1", "componentstatuses", "ComponentStatus", cluster, "cs"),
 		res("", "v1", "configmaps", "ConfigMap", ns, "cm"),
 		res("", "v1", "endpoints", "Endpoints", ns, "ep"),
 		res("", "v1", "events", "Event", ns, "ev"),
 		res("", "v1", "limitranges", "LimitRange", ns, "limits"),
-		res("", "v1", "namespaces", "Namespace", cluster, "ns", "status", "finalize"),
+		res("", "v1", "namespaces", "Namespace", cluster, "ns", "status"),
 		res("", "v1", "nodes", "Node", cluster, "no", "status"),
 		res("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", ns, "pvc", "status"),
 		res("", "v1", "persistentvolumes", "PersistentVolume", cluster, "pv", "status"),
-		res("", "v1", "pods", "Pod", ns, "po", "status", "eviction", "binding"),
+		res("", "v1", "pods", "Pod", ns, "po", "status", "eviction"),
 		res("", "v1", "podtemplates", "PodTemplate", ns, ""),
 		res("", "v1", "replicationcontrollers", "ReplicationController", ns, "rc", "status", "scale"),
 		res("", "v1", "resourcequotas", "ResourceQuota", ns, "quota", "status"),
@@ -118,17 +116,13 @@ func builtinResources() []resource {
 func verbsFor(r resource, sub string) []string {
 	switch sub {
 	case "":
-	case "eviction", "binding":
+	case "eviction":
 		return []string{"create"}
 	default:
 		return []string{"get", "patch", "update"}
 	}
 
 	switch r.name {
-	case "bindings":
-		return []string{"create"}
-	case "componentstatuses":
-		return []string{"get", "list"}
 	case "namespaces":
 		return []string{"create", "delete", "get", "list", "patch", "update", "watch"}
 	}
