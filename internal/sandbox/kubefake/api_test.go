@@ -3,6 +3,7 @@ package kubefake_test
 import (
 	"crypto/tls"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
@@ -411,4 +413,33 @@ func TestScaleSubresource(t *testing.T) {
 	if err != nil || *d.Spec.Replicas != 3 || d.Generation != 2 {
 		t.Fatalf("deployment after scaling: %+v %v", d, err)
 	}
+}
+
+func TestInformer(t *testing.T) {
+	e := newEnv(t, kubefake.Options{})
+	ctx := testCtx(t)
+
+	f := informers.NewSharedInformerFactory(e.cs, 0)
+	lister := f.Core().V1().ConfigMaps().Lister()
+	stop := make(chan struct{})
+	f.Start(stop)
+
+	for typ, ok := range f.WaitForCacheSync(ctx.Done()) {
+		if !ok {
+			t.Fatalf("informer for %v never synced", typ)
+		}
+	}
+
+	if _, err := e.cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "seen"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	eventually(t, ctx, "the informer sees the new ConfigMap", func() (bool, string) {
+		_, err := lister.ConfigMaps("default").Get("seen")
+
+		return err == nil, fmt.Sprint(err)
+	})
+
+	close(stop)
+	f.Shutdown()
 }

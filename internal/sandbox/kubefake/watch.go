@@ -84,8 +84,13 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, res resource
 
 	var initial []event
 
+	// sendInitialEvents (the watch-list protocol of client-go's reflector):
+	// the current objects, then a BOOKMARK marking the end of them.
+	sendInitial := q.Get("sendInitialEvents") == "true"
+	bookmarkRV := s.rv
+
 	rvParam := q.Get("resourceVersion")
-	if rvParam == "" || rvParam == "0" {
+	if rvParam == "" || rvParam == "0" || sendInitial {
 		for _, o := range s.sortedLocked(res.key()) {
 			e := event{typ: "ADDED", key: res.key(), o: copyObj(o)}
 			if wt.wants(e) {
@@ -154,6 +159,16 @@ func (s *Server) serveWatch(w http.ResponseWriter, r *http.Request, res resource
 
 	for _, e := range initial {
 		if !send(e) {
+			return
+		}
+	}
+
+	if sendInitial {
+		bm := obj{"kind": res.kind, "apiVersion": res.apiVersion(), "metadata": obj{
+			"resourceVersion": strconv.FormatUint(bookmarkRV, 10),
+			"annotations":     obj{"k8s.io/initial-events-end": "true"},
+		}}
+		if enc.Encode(obj{"type": "BOOKMARK", "object": bm}) != nil {
 			return
 		}
 	}
