@@ -251,6 +251,14 @@ func TestCRDServedAfterCreation(t *testing.T) {
 	if _, err := e.dyn.Resource(widgets).Namespace("default").Get(ctx, "w1", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("custom resource after its CRD is deleted: %v, want NotFound", err)
 	}
+
+	if _, err := e.dyn.Resource(crdGVR).Create(ctx, crd, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	if l, err := e.dyn.Resource(widgets).Namespace("default").List(ctx, metav1.ListOptions{}); err != nil || len(l.Items) != 0 {
+		t.Fatalf("custom resources of a deleted CRD came back: %v %v", l, err)
+	}
 }
 
 func TestDiscovery(t *testing.T) {

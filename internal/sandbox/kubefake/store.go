@@ -205,6 +205,8 @@ func (s *Server) prepareCreate(r resource, o obj) error {
 		defaultString(o, "default-scheduler", "spec", "schedulerName")
 		defaultString(o, "Always", "spec", "restartPolicy")
 	case "/secrets":
+		defaultString(o, "Opaque", "type")
+
 		return mergeStringData(o)
 	case "apps/deployments", "apps/replicasets", "apps/statefulsets":
 		if _, ok := intAt(o, "spec", "replicas"); !ok {
@@ -412,8 +414,17 @@ func (s *Server) deleteLocked(r resource, ns, name string, dryRun bool) (obj, er
 
 	s.removeLocked(r, o)
 
-	if r.key() == "/namespaces" {
+	switch r.key() {
+	case "/namespaces":
 		s.deleteNamespaceContentsLocked(name)
+	case crdKey:
+		// Deleting a CRD deletes its custom resources.
+		key := str(o, "spec", "group") + "/" + str(o, "spec", "names", "plural")
+		cr := resource{group: str(o, "spec", "group"), name: str(o, "spec", "names", "plural")}
+
+		for _, c := range s.sortedLocked(key) {
+			s.removeLocked(cr, c)
+		}
 	}
 
 	return copyObj(o), nil
