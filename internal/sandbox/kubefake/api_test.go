@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -450,4 +451,33 @@ func TestInformer(t *testing.T) {
 
 	close(stop)
 	f.Shutdown()
+}
+
+func TestServiceClusterIPs(t *testing.T) {
+	e := newEnv(t, kubefake.Options{ServiceCIDRs: []netip.Prefix{netip.MustParsePrefix("10.43.0.0/16")}})
+	ctx := testCtx(t)
+	svcs := e.cs.CoreV1().Services("default")
+
+	k, err := svcs.Get(ctx, "kubernetes", metav1.GetOptions{})
+	if err != nil || k.Spec.ClusterIP != "10.43.0.1" {
+		t.Fatalf("kubernetes service: %+v %v", k, err)
+	}
+
+	ac := corev1ac.Service("web", "default").WithSpec(corev1ac.ServiceSpec().WithSelector(map[string]string{"app": "web"}).
+		WithPorts(corev1ac.ServicePort().WithName("http").WithPort(80)))
+
+	first, err := svcs.Apply(ctx, ac, metav1.ApplyOptions{FieldManager: "ohmytalos"})
+	if err != nil || first.Spec.ClusterIP == "" || first.Spec.ClusterIP == "10.43.0.1" || first.Spec.Type != corev1.ServiceTypeClusterIP {
+		t.Fatalf("applied service: %+v %v", first.Spec, err)
+	}
+
+	again, err := svcs.Apply(ctx, ac, metav1.ApplyOptions{FieldManager: "ohmytalos"})
+	if err != nil || again.ResourceVersion != first.ResourceVersion || again.Spec.ClusterIP != first.Spec.ClusterIP {
+		t.Fatalf("re-applied service changed: %+v %v", again.Spec, err)
+	}
+
+	taken := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "dup"}, Spec: corev1.ServiceSpec{ClusterIP: first.Spec.ClusterIP, Ports: []corev1.ServicePort{{Port: 1}}}}
+	if _, err := svcs.Create(ctx, taken, metav1.CreateOptions{}); !apierrors.IsInvalid(err) {
+		t.Fatalf("a taken cluster IP: %v, want Invalid", err)
+	}
 }

@@ -21,6 +21,10 @@ type Options struct {
 	// PodCIDRs are the cluster's pod subnets (cluster.network.podSubnets);
 	// the node IPAM controller hands each node a /NodeCIDRMaskSize of the first.
 	PodCIDRs []netip.Prefix
+	// ServiceCIDRs are the service subnets (cluster.network.serviceSubnets):
+	// Services get their cluster IP from the first; its first address is the
+	// "kubernetes" Service's.
+	ServiceCIDRs []netip.Prefix
 	// NodeCIDRMaskSize is kube-controller-manager's --node-cidr-mask-size (default 24).
 	NodeCIDRMaskSize int
 	// HCloudEndpoint is the Hetzner API the simulated cloud controller talks
@@ -93,6 +97,7 @@ func New(o Options) *Server {
 			panic("kubefake: default namespace: " + err.Error())
 		}
 	}
+	s.createAPIServiceLocked()
 	s.mu.Unlock()
 
 	ctx, cancel := context.WithCancel(context.Background())

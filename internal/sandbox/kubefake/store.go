@@ -204,6 +204,8 @@ func (s *Server) prepareCreate(r resource, o obj) error {
 		set(o, obj{"phase": "Pending", "qosClass": "BestEffort"}, "status")
 		defaultString(o, "default-scheduler", "spec", "schedulerName")
 		defaultString(o, "Always", "spec", "restartPolicy")
+	case "/services":
+		return s.prepareService(o, nil)
 	case "/secrets":
 		defaultString(o, "Opaque", "type")
 
@@ -343,6 +345,10 @@ func (s *Server) updateLocked(r resource, ns, name string, o obj, uo updateOpts)
 	}
 
 	switch r.key() {
+	case "/services":
+		if err := s.prepareService(next, old); err != nil {
+			return nil, err
+		}
 	case "/secrets":
 		if err := mergeStringData(next); err != nil {
 			return nil, err

@@ -153,6 +153,7 @@ func (l *admitListener) Accept() (net.Conn, error) {
 // kubeSettings are the machine config fields the Kubernetes side needs.
 type kubeSettings struct {
 	podCIDRs      []netip.Prefix
+	serviceCIDRs  []netip.Prefix
 	apiServerIPs  []netip.Addr
 	dnsDomain     string
 	certSANs      []string
@@ -175,6 +176,12 @@ func loadKubeSettings(raw []byte) (kubeSettings, error) {
 		for _, c := range nw.PodCIDRs() {
 			if p, err := netip.ParsePrefix(c); err == nil {
 				ks.podCIDRs = append(ks.podCIDRs, p)
+			}
+		}
+
+		for _, c := range nw.ServiceCIDRs() {
+			if p, err := netip.ParsePrefix(c); err == nil {
+				ks.serviceCIDRs = append(ks.serviceCIDRs, p)
 			}
 		}
 

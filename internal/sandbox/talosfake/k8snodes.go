@@ -43,7 +43,7 @@ func (c *Cluster) kubeClusterLocked(n *Node) (*kubeCluster, error) {
 
 	tc.kube = &kubeCluster{
 		srv: kubefake.New(kubefake.Options{
-			Version: n.cfg.k8sVersion, ClientCAs: pool, PodCIDRs: ks.podCIDRs,
+			Version: n.cfg.k8sVersion, ClientCAs: pool, PodCIDRs: ks.podCIDRs, ServiceCIDRs: ks.serviceCIDRs,
 			HCloudEndpoint: c.opts.HCloudEndpoint,
 		}),
 		kubelets: map[string]bool{},
