@@ -231,6 +231,23 @@ func TestControlLoopCNIAndCloudController(t *testing.T) {
 
 		return len(nw.Routes) == 2, fmt.Sprintf("%+v", nw.Routes)
 	})
+
+	// Settled: further passes of the loop write nothing.
+	e.srv.Sync(ctx)
+
+	before, err := e.cs.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	for range 3 {
+		e.srv.Sync(ctx)
+	}
+
+	after, err := e.cs.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{})
+	if err != nil || after.ResourceVersion != before.ResourceVersion {
+		t.Fatalf("the settled loop keeps writing: rv %s -> %s (%v)", before.ResourceVersion, after.ResourceVersion, err)
+	}
 }
 
 func TestEvictionRespectsPDB(t *testing.T) {

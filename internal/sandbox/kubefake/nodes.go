@@ -1,9 +1,11 @@
 package kubefake
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 )
 
 // Taint is a node taint.
@@ -27,6 +29,12 @@ type NodeRegistration struct {
 	Labels map[string]string
 	// Taints are registered with the node (--register-with-taints).
 	Taints []Taint
+	// OwnedLabelsAnnotation and OwnedTaintsAnnotation, when set, make the
+	// node's OS keep Labels and Taints in sync after registration too: the
+	// keys it manages are recorded in these annotations (as a JSON list) and
+	// those it stops managing are removed, as Talos' node label and taint
+	// controllers do with talos.dev/owned-labels and talos.dev/owned-taints.
+	OwnedLabelsAnnotation, OwnedTaintsAnnotation string
 	// ExternalCloudProvider is kubelet --cloud-provider=external: the node
 	// registers with the node.cloudprovider.kubernetes.io/uninitialized taint.
 	ExternalCloudProvider bool
@@ -59,6 +67,7 @@ func (s *Server) RegisterNode(reg NodeRegistration) error {
 		n := copyObj(old)
 		set(n, reg.KubeletVersion, "status", "nodeInfo", "kubeletVersion")
 		set(n, reg.OSImage, "status", "nodeInfo", "osImage")
+		syncOwned(n, reg)
 		s.saveLocked(nodes, old, n)
 
 		return nil
@@ -106,6 +115,8 @@ func (s *Server) RegisterNode(reg NodeRegistration) error {
 		set(n, taints, "spec", "taints")
 	}
 
+	syncOwned(n, reg)
+
 	if _, err := s.createLocked(nodes, "", n, createOpts{}); err != nil {
 		return fmt.Errorf("register node %q: %w", reg.Name, err)
 	}
@@ -147,6 +158,12 @@ func hasTaint(n obj, key, effect string) bool {
 
 // setTaint adds or removes a taint on a node copy.
 func setTaint(n obj, key, value, effect string, want bool) {
+	if want && slices.ContainsFunc(listAt(n, "spec", "taints"), func(t any) bool {
+		return str(t, "key") == key && str(t, "effect") == effect && str(t, "value") == value
+	}) {
+		return // already there: keep its place
+	}
+
 	ts := slices.DeleteFunc(slices.Clone(listAt(n, "spec", "taints")), func(t any) bool {
 		return str(t, "key") == key && str(t, "effect") == effect
 	})
@@ -321,4 +338,59 @@ func controllerOf(o obj) map[string]any {
 	}
 
 	return nil
+}
+
+// syncOwned applies the labels and taints the node's OS manages, removing
+// those it managed before and no longer does.
+func syncOwned(n obj, reg NodeRegistration) {
+	if a := reg.OwnedLabelsAnnotation; a != "" {
+		labels := mapAt(n, "metadata", "labels")
+		for _, k := range ownedKeys(n, a) {
+			if _, keep := reg.Labels[k]; !keep {
+				delete(labels, k)
+			}
+		}
+
+		keys := make([]string, 0, len(reg.Labels))
+		for k, v := range reg.Labels {
+			labels[k] = v
+			keys = append(keys, k)
+		}
+
+		setOwned(n, a, keys)
+	}
+
+	if a := reg.OwnedTaintsAnnotation; a != "" {
+		var keys []string
+
+		for _, k := range ownedKeys(n, a) {
+			if !slices.ContainsFunc(reg.Taints, func(t Taint) bool { return t.Key+":"+t.Effect == k }) {
+				i := strings.LastIndex(k, ":")
+				setTaint(n, k[:i], "", k[i+1:], false)
+			}
+		}
+
+		for _, t := range reg.Taints {
+			setTaint(n, t.Key, t.Value, t.Effect, true)
+			keys = append(keys, t.Key+":"+t.Effect)
+		}
+
+		setOwned(n, a, keys)
+	}
+}
+
+func ownedKeys(n obj, annotation string) []string {
+	var keys []string
+	if err := json.Unmarshal([]byte(str(n, "metadata", "annotations", annotation)), &keys); err != nil {
+		return nil
+	}
+
+	return keys
+}
+
+func setOwned(n obj, annotation string, keys []string) {
+	slices.Sort(keys)
+
+	b, _ := json.Marshal(keys) //nolint:errcheck // strings always encode
+	set(n, string(b), "metadata", "annotations", annotation)
 }

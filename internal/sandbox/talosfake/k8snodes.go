@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/siderolabs/talos/pkg/machinery/constants"
+
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubefake"
 )
 
@@ -105,6 +107,10 @@ func (n *Node) kubeletRegistration() (kubefake.NodeRegistration, error) {
 		InternalIP:            n.opts.PrivateIP,
 		Labels:                maps.Clone(n.cfg.labels),
 		ExternalCloudProvider: ks.externalCloud,
+		// Talos' node label and taint controllers keep them in sync
+		// (machinery constants.AnnotationOwnedLabels, AnnotationOwnedTaints).
+		OwnedLabelsAnnotation: constants.AnnotationOwnedLabels,
+		OwnedTaintsAnnotation: constants.AnnotationOwnedTaints,
 	}
 
 	if reg.InternalIP == "" {
