@@ -220,13 +220,17 @@ func (s *Server) serveDeleteCollection(w http.ResponseWriter, r *http.Request, r
 // readBody reads a JSON request body into an object.
 func readBody(r *http.Request) (obj, error) {
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type")) //nolint:errcheck // "" on error
-	if ct != "" && ct != "application/json" && ct != "*/*" {
+	if ct != "" && ct != "application/json" && ct != "application/yaml" && ct != "*/*" {
 		return nil, errUnsupportedMedia(ct)
 	}
 
 	b, err := io.ReadAll(io.LimitReader(r.Body, 3<<20))
 	if err != nil {
 		return nil, errBadRequest("read request body: " + err.Error())
+	}
+
+	if ct == "application/yaml" {
+		return decodeApply(b)
 	}
 
 	var o obj

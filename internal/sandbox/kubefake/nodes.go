@@ -48,6 +48,8 @@ const (
 	taintUnreachable   = "node.kubernetes.io/unreachable"
 	taintUnschedulable = "node.kubernetes.io/unschedulable"
 	cniConfDir         = "/etc/cni/net.d"
+	// msgNoCNI is the kubelet's Ready=False message before a CNI config exists.
+	msgNoCNI = "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized"
 )
 
 // RegisterNode is a kubelet starting: it creates the Node object when it
@@ -81,7 +83,9 @@ func (s *Server) RegisterNode(reg NodeRegistration) error {
 		labels[k] = v
 	}
 
-	var taints []any
+	// Not ready until the runtime's network is: the node lifecycle
+	// controller's condition taint is there from the start.
+	taints := []any{obj{"key": taintNotReady, "effect": "NoSchedule"}}
 	if reg.ExternalCloudProvider {
 		taints = append(taints, obj{"key": taintUninitialized, "value": "true", "effect": "NoSchedule"})
 	}
@@ -116,6 +120,7 @@ func (s *Server) RegisterNode(reg NodeRegistration) error {
 	}
 
 	syncOwned(n, reg)
+	s.setCondition(n, "Ready", "False", "KubeletNotReady", msgNoCNI)
 
 	if _, err := s.createLocked(nodes, "", n, createOpts{}); err != nil {
 		return fmt.Errorf("register node %q: %w", reg.Name, err)
@@ -242,8 +247,7 @@ func (s *Server) reconcileNodesLocked() {
 		case s.nodeNetworkReadyLocked(name):
 			s.setCondition(n, "Ready", "True", "KubeletReady", "kubelet is posting ready status")
 		default:
-			s.setCondition(n, "Ready", "False", "KubeletNotReady",
-				"container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized")
+			s.setCondition(n, "Ready", "False", "KubeletNotReady", msgNoCNI)
 		}
 
 		ready := str(condition(n, "Ready"), "status")
