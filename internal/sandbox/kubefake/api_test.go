@@ -481,3 +481,39 @@ func TestServiceClusterIPs(t *testing.T) {
 		t.Fatalf("a taken cluster IP: %v, want Invalid", err)
 	}
 }
+
+func TestListPagination(t *testing.T) {
+	e := newEnv(t, kubefake.Options{})
+	ctx := testCtx(t)
+
+	for i := range 5 {
+		if _, err := e.cs.CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i)}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	var names []string
+
+	opts := metav1.ListOptions{Limit: 2}
+
+	for pages := 0; ; pages++ {
+		l, err := e.cs.CoreV1().ConfigMaps("default").List(ctx, opts)
+		if err != nil || pages > 5 {
+			t.Fatalf("page %d: %v", pages, err)
+		}
+
+		for _, cm := range l.Items {
+			names = append(names, cm.Name)
+		}
+
+		if l.Continue == "" {
+			break
+		}
+
+		opts.Continue = l.Continue
+	}
+
+	if want := []string{"cm-0", "cm-1", "cm-2", "cm-3", "cm-4"}; fmt.Sprint(names) != fmt.Sprint(want) {
+		t.Fatalf("paged names %v, want %v", names, want)
+	}
+}

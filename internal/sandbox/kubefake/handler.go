@@ -1,10 +1,12 @@
 package kubefake
 
 import (
+	"encoding/base64"
 	"fmt"
 	"io"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 )
 
@@ -170,25 +172,50 @@ func (s *Server) serveList(w http.ResponseWriter, r *http.Request, ri reqInfo) {
 		return
 	}
 
+	limit, _ := strconv.Atoi(q.Get("limit")) //nolint:errcheck // no limit on error
+
+	after := ""
+	if c := q.Get("continue"); c != "" {
+		b, err := base64.RawURLEncoding.DecodeString(c)
+		if err != nil {
+			writeErr(w, errBadRequest("continue key is not valid: "+err.Error()))
+
+			return
+		}
+
+		after = string(b)
+	}
+
 	s.mu.Lock()
 	items := []any{}
+	listMeta := obj{"resourceVersion": fmt.Sprint(s.rv)}
 
 	for _, o := range s.sortedLocked(ri.res.key()) {
-		if ri.ns != "" && str(o, "metadata", "namespace") != ri.ns {
+		key := objKey(str(o, "metadata", "namespace"), str(o, "metadata", "name"))
+		if (ri.ns != "" && str(o, "metadata", "namespace") != ri.ns) || (after != "" && key <= after) {
 			continue
 		}
 
-		if labels.matches(strMap(o, "metadata", "labels")) && fieldsMatch(fields, o) {
-			items = append(items, s.render(ri.res, copyObj(o)))
+		if !labels.matches(strMap(o, "metadata", "labels")) || !fieldsMatch(fields, o) {
+			continue
 		}
+
+		if limit > 0 && len(items) == limit {
+			// A page is full: the continue token names the last key served.
+			last := items[len(items)-1].(obj) //nolint:forcetypeassert // items are objects
+			listMeta["continue"] = base64.RawURLEncoding.EncodeToString([]byte(objKey(str(last, "metadata", "namespace"), str(last, "metadata", "name"))))
+
+			break
+		}
+
+		items = append(items, s.render(ri.res, copyObj(o)))
 	}
 
-	rv := fmt.Sprint(s.rv)
 	s.mu.Unlock()
 
 	writeJSON(w, http.StatusOK, obj{
 		"kind": ri.res.kind + "List", "apiVersion": ri.res.apiVersion(),
-		"metadata": obj{"resourceVersion": rv}, "items": items,
+		"metadata": listMeta, "items": items,
 	})
 }
 
