@@ -355,6 +355,11 @@ func (s *Server) updateLocked(r resource, ns, name string, o obj, uo updateOpts)
 		}
 	case "/namespaces":
 		m["labels"] = withLabel(strMap(next, "metadata", "labels"), "kubernetes.io/metadata.name", name)
+	case "apps/deployments", "apps/replicasets", "apps/statefulsets":
+		// Defaulting runs on every write: a missing replicas is 1.
+		if _, ok := intAt(next, "spec", "replicas"); !ok && uo.sub == "" {
+			set(next, num(1), "spec", "replicas")
+		}
 	}
 
 	if specChanged(old, next) {
