@@ -27,6 +27,8 @@ type cloudState struct {
 	checks map[string]cloudCheck
 	// routes: "network/cidr/gateway" the route controller ensured.
 	routes map[string]bool
+	// lbTargets: Service UID -> the target servers last synced.
+	lbTargets map[string]string
 	// retry: node name -> earliest next lookup after a failed one.
 	retry map[string]time.Time
 }
@@ -219,6 +221,9 @@ type ccmWork struct {
 	check  bool     // run the start-up check
 	nodes  []string // nodes to initialise
 	routes []wantRoute
+	// lbs are LoadBalancer Services to provision or clean up.
+	lbs       []lbWork
+	networkID int64
 	// dead are nodes whose kubelet stopped: name -> server ID.
 	dead map[string]int64
 }
@@ -256,10 +261,12 @@ func (s *Server) cloudWorkLocked() []ccmWork {
 			w.check = !ok || (chk.err != "" && s.now().Sub(chk.at) > 5*time.Second)
 
 			if repo == ccmImage && ok && chk.err == "" && podReady(p) {
+				w.networkID = chk.networkID
 				s.ccmNodesLocked(&w)
+				w.lbs = s.lbWorkLocked(env)
 			}
 
-			if w.check || len(w.nodes) > 0 || len(w.routes) > 0 || len(w.dead) > 0 {
+			if w.check || len(w.nodes) > 0 || len(w.routes) > 0 || len(w.dead) > 0 || len(w.lbs) > 0 {
 				out = append(out, w)
 			}
 		}
@@ -332,6 +339,7 @@ type ccmResult struct {
 	routes  []string                  // route keys now present
 	gone    []string                  // nodes whose server no longer exists
 	checked []string                  // stopped nodes whose server was looked up
+	lbs     []lbResult
 }
 
 func (s *Server) hcloudClient(token string) *hcloud.Client {
@@ -393,6 +401,10 @@ func (s *Server) runCCM(ctx context.Context, w ccmWork) ccmResult {
 
 	if len(w.routes) > 0 {
 		res.routes = s.ensureRoutes(ctx, c, w.env.vars["HCLOUD_NETWORK"], w.routes)
+	}
+
+	for _, lb := range w.lbs {
+		res.lbs = append(res.lbs, ensureLB(ctx, c, w.networkID, lb))
 	}
 
 	return res

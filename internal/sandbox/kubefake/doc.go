@@ -39,5 +39,9 @@
 // ReplicaSets) and Jobs, marks a node Ready once a CNI DaemonSet's pod runs
 // on it, and plays the Hetzner cloud controller manager when its Deployment
 // runs: it looks servers up by name in the Hetzner API with the token from
-// the CCM's Secret, initialises nodes and creates pod routes.
+// the CCM's Secret, initialises nodes, creates pod routes, deletes the
+// nodes whose server is gone, and gives LoadBalancer Services a Hetzner load
+// balancer (targets following the nodes, deleted with the Service). A
+// StorageClass of provisioner csi.hetzner.cloud binds claims once the CSI
+// controller (image hetznercloud/hcloud-csi-driver) is available.
 package kubefake

@@ -56,7 +56,9 @@ func (s *Server) pass(ctx context.Context) {
 // rounds: a node turning Ready lets more pods run, which ...).
 func (s *Server) reconcileLocked() {
 	if s.cloud.checks == nil {
-		s.cloud = cloudState{checks: map[string]cloudCheck{}, routes: map[string]bool{}, retry: map[string]time.Time{}}
+		s.cloud = cloudState{
+			checks: map[string]cloudCheck{}, routes: map[string]bool{}, retry: map[string]time.Time{}, lbTargets: map[string]string{},
+		}
 	}
 
 	for range 4 {
@@ -131,6 +133,8 @@ func (s *Server) applyCloudLocked(r ccmResult) {
 	for name := range r.servers {
 		delete(s.cloud.retry, name)
 	}
+
+	s.applyLBLocked(r.lbs)
 }
 
 // initNode sets what the hcloud CCM's instances interface reports: the

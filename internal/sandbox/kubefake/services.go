@@ -30,6 +30,7 @@ func (s *Server) createAPIServiceLocked() {
 func (s *Server) prepareService(o obj, old obj) error {
 	defaultString(o, "ClusterIP", "spec", "type")
 	defaultString(o, "None", "spec", "sessionAffinity")
+	s.allocateNodePorts(o, old)
 
 	if old != nil && str(o, "spec", "clusterIP") == "" {
 		// The cluster IP is immutable; an update that omits it keeps it.
