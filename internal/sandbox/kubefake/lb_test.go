@@ -88,4 +88,3 @@ func TestLoadBalancerServices(t *testing.T) {
 		return apierrors.IsNotFound(err) && lerr == nil && len(lbs) == 0, fmt.Sprint(err, lbs, lerr)
 	})
 }
-
