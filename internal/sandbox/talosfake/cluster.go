@@ -70,6 +70,8 @@ type talosCluster struct {
 	vipGen               uint64
 	// recovery is the snapshot uploaded with EtcdRecover, per server.
 	recovery map[int64][]byte
+	// kube is the cluster's Kubernetes API store, once a control plane serves it.
+	kube *kubeCluster
 }
 
 // etcdMember is one member of a Talos cluster's etcd.

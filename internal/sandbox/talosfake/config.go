@@ -6,7 +6,6 @@ import (
 	"maps"
 	"net/netip"
 	"net/url"
-	"strings"
 
 	"github.com/siderolabs/crypto/x509"
 	"github.com/siderolabs/talos/pkg/machinery/config/config"
@@ -104,11 +103,11 @@ func parseNodeConfig(raw []byte) (*nodeConfig, error) {
 
 	if api := cl.APIServer(); api != nil {
 		// registry.k8s.io/kube-apiserver:v1.35.0 -> v1.35.0
-		nc.k8sVersion = imageTag(api.Image())
+		nc.k8sVersion = imageTag(api.Image(), "")
 	}
 
 	if k := m.Kubelet(); k != nil {
-		nc.kubeletVersion = imageTag(k.Image())
+		nc.kubeletVersion = imageTag(k.Image(), "")
 	}
 
 	nc.etcdCA = cl.Etcd() != nil && cl.Etcd().CA() != nil
@@ -158,16 +157,6 @@ func (nc *nodeConfig) readVIP(docs []config.NetworkVirtualIPConfig, m config.Mac
 
 		return
 	}
-}
-
-// imageTag returns the tag of an image reference ("" without one):
-// registry.k8s.io/kube-apiserver:v1.35.0 -> v1.35.0.
-func imageTag(ref string) string {
-	if i := strings.LastIndex(ref, ":"); i >= 0 && !strings.Contains(ref[i:], "/") {
-		return ref[i+1:]
-	}
-
-	return ""
 }
 
 // maintenanceConfig stands for "no machine config": a node in maintenance

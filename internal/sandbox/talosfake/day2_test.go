@@ -95,7 +95,9 @@ func TestUpgradeRebootsIntoNewVersionAndSchematic(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	waitFor(ctx, t, func() bool { return cp.TalosVersion() == "v1.14.0" && cp.SchematicID() == testSchematic })
+	waitFor(t, ctx, "the node back at v1.14.0 with the new schematic", func() (bool, string) {
+		return cp.TalosVersion() == "v1.14.0" && cp.SchematicID() == testSchematic, cp.TalosVersion() + " " + cp.SchematicID()
+	})
 
 	c := dial(t, fx.Talosconfig, cp)
 	if err := c.WaitReady(ctx); err != nil {
@@ -158,17 +160,5 @@ func TestEtcdRemoveRefusesLastMember(t *testing.T) {
 	err = raw.EtcdRemoveMemberByID(ctx, &machine.EtcdRemoveMemberByIDRequest{MemberId: id + 1})
 	if client.StatusCode(err) != codes.NotFound {
 		t.Fatalf("removing an unknown member: %v", err)
-	}
-}
-
-func waitFor(ctx context.Context, t *testing.T, ok func() bool) {
-	t.Helper()
-
-	for !ok() {
-		select {
-		case <-ctx.Done():
-			t.Fatal("condition not met before the deadline")
-		case <-time.After(50 * time.Millisecond):
-		}
 	}
 }

@@ -4,24 +4,25 @@ import (
 	"context"
 	"crypto/tls"
 	stdx509 "crypto/x509"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/siderolabs/crypto/x509"
+	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
 )
 
 // KubernetesPort is the kube-apiserver port the sandbox serves on.
 const KubernetesPort = 6443
 
-// kubeAPI is a tiny Kubernetes API served on each control plane of a
-// bootstrapped cluster: enough for the product to see its nodes the way
-// kubectl would.
+// kubeAPI is one control plane's kube-apiserver: a TLS listener on
+// PublicIP:6443 in front of the Talos cluster's shared kubefake.Server (one
+// etcd, many API servers).
 type kubeAPI struct {
 	node *Node
 	srv  *http.Server
@@ -43,46 +44,68 @@ func (n *Node) KubernetesEndpoint() string {
 	return n.kube.lis.Addr().String()
 }
 
-// startKubeAPILocked starts the Kubernetes API once the node is an etcd
-// member. Called with cluster.mu held; a no-op when already serving. A bind failure leaves the cluster bootstrapped without an
-// API (as a crash-looping kube-apiserver would) and is reported by KubeErr.
-func (n *Node) startKubeAPILocked() {
-	if n.kube != nil || n.kubeErr != nil || n.opts.PublicIP == "" || n.ctx.Err() != nil {
-		return
-	}
+// KubeErr reports why the sandbox Kubernetes API could not start, if it could not.
+func (n *Node) KubeErr() error {
+	n.cluster.mu.Lock()
+	defer n.cluster.mu.Unlock()
 
-	cert, err := issueKubeServingCert(n.cfg.k8sCA, n.opts)
+	return n.kubeErr
+}
+
+// startKubeAPILocked runs on every etcd member at each membership change:
+// it starts the node's kube-apiserver once (a bind failure leaves the
+// cluster without this API server, as a crash-looping kube-apiserver would,
+// reported by KubeErr) and brings the kubelets' registrations up to date.
+// Called with cluster.mu held.
+func (n *Node) startKubeAPILocked() {
+	kc, err := n.cluster.kubeClusterLocked(n)
 	if err != nil {
 		n.kubeErr = err
 
 		return
 	}
 
-	pool := stdx509.NewCertPool()
-	pool.AppendCertsFromPEM(n.cfg.k8sCA.Crt)
+	n.cluster.syncKubeletsLocked(n.cfg.clusterID, kc)
+
+	if n.kube != nil || n.kubeErr != nil || n.opts.PublicIP == "" || n.ctx.Err() != nil {
+		return
+	}
+
+	sk, err := loadKubeSettings(n.cfg.raw)
+	if err != nil {
+		n.kubeErr = err
+
+		return
+	}
+
+	dns, ips := kubeCertSANs(n, sk)
+
+	cert, err := issueKubeServingCert(n.cfg.k8sCA, dns, ips)
+	if err != nil {
+		n.kubeErr = err
+
+		return
+	}
 
 	addr := net.JoinHostPort(n.opts.PublicIP, strconv.Itoa(KubernetesPort))
 
-	lis, err := tls.Listen("tcp", addr, &tls.Config{
-		MinVersion:   tls.VersionTLS12,
-		Certificates: []tls.Certificate{*cert},
-		ClientCAs:    pool,
-		ClientAuth:   tls.VerifyClientCertIfGiven,
-	})
+	inner, err := net.Listen("tcp", addr)
 	if err != nil {
 		n.kubeErr = fmt.Errorf("fake kube-apiserver on %s: %w", addr, err)
 
 		return
 	}
 
-	k := &kubeAPI{node: n, lis: lis, done: make(chan struct{})}
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /version", k.version)
-	mux.HandleFunc("GET /api/v1/nodes", k.authenticated(k.nodes))
-	mux.HandleFunc("GET /api/v1/namespaces/kube-system/configmaps", k.authenticated(k.emptyConfigMaps))
-	mux.HandleFunc("/", k.notFound)
+	// Client certificates are requested, not required, and verified by the
+	// server: kube-apiserver authenticates anonymous requests too.
+	lis := tls.NewListener(n.admitPort(inner, KubernetesPort), &tls.Config{
+		MinVersion:   tls.VersionTLS12,
+		Certificates: []tls.Certificate{*cert},
+		ClientAuth:   tls.RequestClientCert,
+	})
 
-	k.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	k := &kubeAPI{node: n, lis: lis, done: make(chan struct{})}
+	k.srv = &http.Server{Handler: kc.srv, ReadHeaderTimeout: 10 * time.Second}
 	n.kube = k
 
 	go func() {
@@ -92,6 +115,7 @@ func (n *Node) startKubeAPILocked() {
 	}()
 }
 
+// stop closes this API server; the cluster's store lives on with etcd.
 func (k *kubeAPI) stop() {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
@@ -103,15 +127,111 @@ func (k *kubeAPI) stop() {
 	<-k.done
 }
 
-// KubeErr reports why the sandbox Kubernetes API could not start, if it could not.
-func (n *Node) KubeErr() error {
-	n.cluster.mu.Lock()
-	defer n.cluster.mu.Unlock()
-
-	return n.kubeErr
+// kubeSettings are the machine config fields the Kubernetes side needs.
+type kubeSettings struct {
+	podCIDRs      []netip.Prefix
+	serviceCIDRs  []netip.Prefix
+	apiServerIPs  []netip.Addr
+	dnsDomain     string
+	certSANs      []string
+	externalCloud bool
+	kubeletImage  string
 }
 
-func issueKubeServingCert(k8sCA *x509.PEMEncodedCertificateAndKey, o NodeOptions) (*tls.Certificate, error) {
+func loadKubeSettings(raw []byte) (kubeSettings, error) {
+	provider, err := configloader.NewFromBytes(raw)
+	if err != nil {
+		return kubeSettings{}, fmt.Errorf("fake kube-apiserver: load machine config: %w", err)
+	}
+
+	cl := provider.Cluster()
+	ks := kubeSettings{certSANs: cl.CertSANs()}
+
+	if nw := cl.Network(); nw != nil {
+		ks.dnsDomain = nw.DNSDomain()
+
+		for _, c := range nw.PodCIDRs() {
+			if p, err := netip.ParsePrefix(c); err == nil {
+				ks.podCIDRs = append(ks.podCIDRs, p)
+			}
+		}
+
+		for _, c := range nw.ServiceCIDRs() {
+			if p, err := netip.ParsePrefix(c); err == nil {
+				ks.serviceCIDRs = append(ks.serviceCIDRs, p)
+			}
+		}
+
+		if ips, err := nw.APIServerIPs(); err == nil {
+			ks.apiServerIPs = ips
+		}
+	}
+
+	if ec := cl.ExternalCloudProvider(); ec != nil {
+		ks.externalCloud = ec.Enabled()
+	}
+
+	if m := provider.Machine(); m != nil && m.Kubelet() != nil {
+		ks.kubeletImage = m.Kubelet().Image()
+	}
+
+	return ks, nil
+}
+
+// kubeCertSANs are the apiserver certificate's names as Talos' Kubernetes
+// cert SANs controller builds them (siderolabs/talos
+// internal/app/machined/pkg/controllers/secrets/kubernetes_cert_sans.go):
+// the in-cluster names, localhost, the endpoint host,
+// cluster.apiServer.certSANs, the kube-apiserver service IP, the node's
+// hostname and addresses, and loopback.
+func kubeCertSANs(n *Node, ks kubeSettings) ([]string, []net.IP) {
+	dns := []string{"kubernetes", "kubernetes.default", "kubernetes.default.svc", "localhost"}
+	if ks.dnsDomain != "" {
+		dns = append(dns, "kubernetes.default.svc."+ks.dnsDomain)
+	}
+
+	var ips []net.IP
+
+	add := func(s string) {
+		if s == "" {
+			return
+		}
+
+		if ip := net.ParseIP(s); ip != nil {
+			ips = append(ips, ip)
+		} else {
+			dns = append(dns, s)
+		}
+	}
+
+	if ep := n.cfg.endpoint; ep != nil {
+		add(endpointHost(ep))
+	}
+
+	for _, s := range ks.certSANs {
+		add(s)
+	}
+
+	for _, ip := range ks.apiServerIPs {
+		add(ip.String())
+	}
+
+	add(n.opts.Name)
+
+	if n.cfg.hostname != "" && n.cfg.hostname != n.opts.Name {
+		add(n.cfg.hostname)
+	}
+
+	for _, s := range []string{n.opts.PublicIP, n.opts.PrivateIP, "127.0.0.1", "::1"} {
+		add(s)
+	}
+
+	return dns, ips
+}
+
+func endpointHost(u *url.URL) string { return u.Hostname() }
+
+func issueKubeServingCert(k8sCA *x509.PEMEncodedCertificateAndKey, dns []string, ips []net.IP) (*tls.Certificate, error) {
 	if k8sCA == nil || len(k8sCA.Key) == 0 {
 		return nil, errors.New("fake kube-apiserver: cluster.ca has no key in this config")
 	}
@@ -121,18 +241,10 @@ func issueKubeServingCert(k8sCA *x509.PEMEncodedCertificateAndKey, o NodeOptions
 		return nil, fmt.Errorf("fake kube-apiserver: read cluster.ca: %w", err)
 	}
 
-	var ips []net.IP
-
-	for _, s := range []string{o.PublicIP, o.PrivateIP, "10.96.0.1", "127.0.0.1"} {
-		if ip := net.ParseIP(s); ip != nil {
-			ips = append(ips, ip)
-		}
-	}
-
 	kp, err := x509.NewKeyPair(ca,
 		x509.CommonName("kube-apiserver"),
 		x509.IPAddresses(ips),
-		x509.DNSNames([]string{"kubernetes", "kubernetes.default", "kubernetes.default.svc", "localhost", o.Name}),
+		x509.DNSNames(dns),
 		x509.NotAfter(time.Now().Add(certValidity)),
 		x509.KeyUsage(stdx509.KeyUsageDigitalSignature|stdx509.KeyUsageKeyEncipherment),
 		x509.ExtKeyUsage([]stdx509.ExtKeyUsage{stdx509.ExtKeyUsageServerAuth}),
@@ -144,67 +256,12 @@ func issueKubeServingCert(k8sCA *x509.PEMEncodedCertificateAndKey, o NodeOptions
 	return kp.Certificate, nil
 }
 
-// authenticated requires a client certificate from the cluster CA; the
-// kube-apiserver answers anonymous requests to these paths with 401.
-func (k *kubeAPI) authenticated(h http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 {
-			writeStatus(w, http.StatusUnauthorized, "Unauthorized", "Unauthorized")
-
-			return
-		}
-
-		h(w, r)
-	}
-}
-
-func (k *kubeAPI) version(w http.ResponseWriter, _ *http.Request) {
-	k.node.cluster.mu.Lock()
-	v := k.node.cfg.k8sVersion
-	k.node.cluster.mu.Unlock()
-
-	major, minor := "", ""
-	if parts := strings.SplitN(strings.TrimPrefix(v, "v"), ".", 3); len(parts) >= 2 {
-		major, minor = parts[0], parts[1]
+// kubeClientCAs is the pool client certificates must chain to: cluster.ca.
+func kubeClientCAs(k8sCA *x509.PEMEncodedCertificateAndKey) (*stdx509.CertPool, error) {
+	pool := stdx509.NewCertPool()
+	if k8sCA == nil || !pool.AppendCertsFromPEM(k8sCA.Crt) {
+		return nil, errors.New("fake kube-apiserver: cluster.ca has no certificate in this config")
 	}
 
-	writeJSON(w, http.StatusOK, map[string]string{
-		"major":      major,
-		"minor":      minor,
-		"gitVersion": v,
-		"goVersion":  "go1.26",
-		"compiler":   "gc",
-		"platform":   "linux/amd64",
-	})
-}
-
-func (k *kubeAPI) emptyConfigMaps(w http.ResponseWriter, _ *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]any{
-		"kind":       "ConfigMapList",
-		"apiVersion": "v1",
-		"metadata":   map[string]string{"resourceVersion": "1"},
-		"items":      []any{},
-	})
-}
-
-func (k *kubeAPI) notFound(w http.ResponseWriter, r *http.Request) {
-	writeStatus(w, http.StatusNotFound, "NotFound", fmt.Sprintf("the server could not find the requested resource (%s %s)", r.Method, r.URL.Path))
-}
-
-func writeStatus(w http.ResponseWriter, code int, reason, msg string) {
-	writeJSON(w, code, map[string]any{
-		"kind":       "Status",
-		"apiVersion": "v1",
-		"metadata":   map[string]any{},
-		"status":     "Failure",
-		"message":    msg,
-		"reason":     reason,
-		"code":       code,
-	})
-}
-
-func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(v) //nolint:errcheck // the client went away
+	return pool, nil
 }

@@ -1,12 +1,15 @@
 package talosfake
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
-	"net/http"
 	"slices"
 	"strings"
-	"time"
+
+	"github.com/siderolabs/talos/pkg/machinery/constants"
+
+	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubefake"
 )
 
 // Well-known node labels and taints, as Talos and the kubelet set them.
@@ -15,80 +18,115 @@ const (
 	labelExcludeFromLB = "node.kubernetes.io/exclude-from-external-load-balancers"
 )
 
-type kubeTaint struct {
-	Key    string `json:"key"`
-	Value  string `json:"value,omitempty"`
-	Effect string `json:"effect"`
+// kubeCluster is the Kubernetes side of one Talos cluster: one store (etcd)
+// behind every control plane's kube-apiserver.
+type kubeCluster struct {
+	srv *kubefake.Server
+	// kubelets are the node names whose kubelet the sandbox started.
+	kubelets map[string]bool
 }
 
-type kubeNode struct {
-	Metadata struct {
-		Name              string            `json:"name"`
-		UID               string            `json:"uid"`
-		CreationTimestamp string            `json:"creationTimestamp"`
-		Labels            map[string]string `json:"labels"`
-	} `json:"metadata"`
-	Spec struct {
-		ProviderID string      `json:"providerID"`
-		Taints     []kubeTaint `json:"taints,omitempty"`
-	} `json:"spec"`
-	Status struct {
-		Addresses  []map[string]string `json:"addresses"`
-		Conditions []map[string]string `json:"conditions"`
-		NodeInfo   map[string]string   `json:"nodeInfo"`
-	} `json:"status"`
+// kubeClusterLocked returns the cluster's Kubernetes store, creating it
+// from the machine config of the first control plane that serves it.
+func (c *Cluster) kubeClusterLocked(n *Node) (*kubeCluster, error) {
+	tc := c.clusterLocked(n.cfg)
+	if tc.kube != nil {
+		return tc.kube, nil
+	}
+
+	pool, err := kubeClientCAs(n.cfg.k8sCA)
+	if err != nil {
+		return nil, err
+	}
+
+	ks, err := loadKubeSettings(n.cfg.raw)
+	if err != nil {
+		return nil, err
+	}
+
+	tc.kube = &kubeCluster{
+		srv: kubefake.New(kubefake.Options{
+			Version: n.cfg.k8sVersion, ClientCAs: pool, PodCIDRs: ks.podCIDRs, ServiceCIDRs: ks.serviceCIDRs,
+			HCloudEndpoint: c.opts.HCloudEndpoint,
+		}),
+		kubelets: map[string]bool{},
+	}
+
+	return tc.kube, nil
 }
 
-// nodes lists every running node of the cluster, as the kubelets registered them.
-func (k *kubeAPI) nodes(w http.ResponseWriter, _ *http.Request) {
-	c := k.node.cluster
-	c.mu.Lock()
-
-	var items []kubeNode
+// syncKubeletsLocked starts the kubelet of every running node of the Talos
+// cluster (it registers its Node) and stops those of nodes that went away.
+func (c *Cluster) syncKubeletsLocked(clusterID string, kc *kubeCluster) {
+	running := map[string]bool{}
 
 	for _, n := range c.sortedNodesLocked() {
-		if n.cfg.clusterID == k.node.cfg.clusterID {
-			items = append(items, n.kubeNodeLocked())
+		if n.cfg.clusterID != clusterID || n.ctx.Err() != nil {
+			continue
+		}
+
+		reg, err := n.kubeletRegistration()
+		if err != nil {
+			continue
+		}
+
+		running[reg.Name] = true
+
+		if err := kc.srv.RegisterNode(reg); err == nil {
+			kc.kubelets[reg.Name] = true
 		}
 	}
 
-	c.mu.Unlock()
-
-	writeJSON(w, http.StatusOK, map[string]any{
-		"kind":       "NodeList",
-		"apiVersion": "v1",
-		"metadata":   map[string]string{"resourceVersion": "1"},
-		"items":      items,
-	})
+	for _, name := range slices.Sorted(maps.Keys(kc.kubelets)) {
+		if !running[name] {
+			kc.srv.StopKubelet(name)
+			delete(kc.kubelets, name)
+		}
+	}
 }
 
-// kubeNodeLocked renders the Node object of n. Called with cluster.mu held.
-func (n *Node) kubeNodeLocked() kubeNode {
-	var kn kubeNode
-
-	kn.Metadata.Name = n.opts.Name
-	kn.Metadata.UID = fmt.Sprintf("00000000-0000-4000-8000-%012d", n.opts.ServerID)
-	kn.Metadata.CreationTimestamp = n.started.UTC().Format(time.RFC3339)
-
-	labels := map[string]string{
-		"kubernetes.io/hostname": n.opts.Name,
-		"kubernetes.io/os":       "linux",
-		"kubernetes.io/arch":     "amd64",
-		"beta.kubernetes.io/os":  "linux",
+// kubeletRegistration is what the node's kubelet registers: its name (the
+// hostname), version (the machine.kubelet.image tag), Talos' node labels
+// and taints, and the uninitialized taint under an external cloud provider
+// (Talos runs the kubelet with --cloud-provider=external when
+// cluster.externalCloudProvider.enabled).
+func (n *Node) kubeletRegistration() (kubefake.NodeRegistration, error) {
+	ks, err := loadKubeSettings(n.cfg.raw)
+	if err != nil {
+		return kubefake.NodeRegistration{}, err
 	}
-	maps.Copy(labels, n.cfg.labels)
+
+	name := n.opts.Name
+	if n.cfg.hostname != "" {
+		name = n.cfg.hostname
+	}
+
+	reg := kubefake.NodeRegistration{
+		Name:                  name,
+		KubeletVersion:        imageTag(ks.kubeletImage, cmp.Or(n.cfg.kubeletVersion, n.cfg.k8sVersion)),
+		OSImage:               fmt.Sprintf("Talos (%s)", n.opts.TalosVersion),
+		InternalIP:            n.opts.PrivateIP,
+		Labels:                maps.Clone(n.cfg.labels),
+		ExternalCloudProvider: ks.externalCloud,
+		// Talos' node label and taint controllers keep them in sync
+		// (machinery constants.AnnotationOwnedLabels, AnnotationOwnedTaints).
+		OwnedLabelsAnnotation: constants.AnnotationOwnedLabels,
+		OwnedTaintsAnnotation: constants.AnnotationOwnedTaints,
+	}
+
+	if reg.InternalIP == "" {
+		reg.InternalIP = n.opts.PublicIP
+	}
 
 	if n.cfg.controlPlane() {
-		// Talos >= 1.8 labels control planes for the CCM to skip them as LB targets.
-		labels[labelControlPlane] = ""
-		labels[labelExcludeFromLB] = ""
+		// Talos >= 1.8 labels control planes, and excludes them from load balancers.
+		reg.Labels[labelControlPlane] = ""
+		reg.Labels[labelExcludeFromLB] = ""
 
 		if !n.cfg.schedCPOK {
-			kn.Spec.Taints = append(kn.Spec.Taints, kubeTaint{Key: labelControlPlane, Effect: "NoSchedule"})
+			reg.Taints = append(reg.Taints, kubefake.Taint{Key: labelControlPlane, Effect: "NoSchedule"})
 		}
 	}
-
-	kn.Metadata.Labels = labels
 
 	// machine.nodeTaints values are "value:Effect" (or ":Effect").
 	for _, key := range slices.Sorted(maps.Keys(n.cfg.taints)) {
@@ -97,28 +135,22 @@ func (n *Node) kubeNodeLocked() kubeNode {
 			value, effect = effect[:i], effect[i+1:]
 		}
 
-		kn.Spec.Taints = append(kn.Spec.Taints, kubeTaint{Key: key, Value: value, Effect: effect})
+		reg.Taints = append(reg.Taints, kubefake.Taint{Key: key, Value: value, Effect: effect})
 	}
 
-	kn.Spec.ProviderID = fmt.Sprintf("hcloud://%d", n.opts.ServerID)
+	return reg, nil
+}
 
-	if n.opts.PrivateIP != "" {
-		kn.Status.Addresses = append(kn.Status.Addresses, map[string]string{"type": "InternalIP", "address": n.opts.PrivateIP})
+// imageTag is the tag of an image reference ("ghcr.io/siderolabs/kubelet:v1.35.0"
+// -> "v1.35.0"), or fallback without one.
+func imageTag(image, fallback string) string {
+	if i := strings.LastIndex(image, "@"); i >= 0 {
+		image = image[:i]
 	}
 
-	if n.opts.PublicIP != "" {
-		kn.Status.Addresses = append(kn.Status.Addresses, map[string]string{"type": "ExternalIP", "address": n.opts.PublicIP})
+	if i := strings.LastIndex(image, ":"); i > strings.LastIndex(image, "/") {
+		return image[i+1:]
 	}
 
-	kn.Status.Addresses = append(kn.Status.Addresses, map[string]string{"type": "Hostname", "address": n.opts.Name})
-	kn.Status.Conditions = []map[string]string{{"type": "Ready", "status": "True", "reason": "KubeletReady"}}
-	kn.Status.NodeInfo = map[string]string{
-		"kubeletVersion":          n.cfg.k8sVersion,
-		"osImage":                 fmt.Sprintf("Talos (%s)", n.opts.TalosVersion),
-		"operatingSystem":         "linux",
-		"architecture":            "amd64",
-		"containerRuntimeVersion": "containerd://2.1.0",
-	}
-
-	return kn
+	return fallback
 }

@@ -48,9 +48,15 @@ func remoteAddr(conn net.Conn) netip.Addr {
 // admit wraps the API listener with the cluster's firewall admission; the
 // port is apid's (50000) whatever port the sandbox bound.
 func (n *Node) admit(l net.Listener) net.Listener {
+	return n.admitPort(l, DefaultPort)
+}
+
+// admitPort wraps a listener with the cluster's firewall admission for the
+// Hetzner-side port (50000 for apid, 6443 for the Kubernetes API).
+func (n *Node) admitPort(l net.Listener, port int) net.Listener {
 	if n.cluster.opts.Admit == nil {
 		return l
 	}
 
-	return &admitListener{Listener: l, admit: n.cluster.opts.Admit, serverID: n.opts.ServerID, port: DefaultPort}
+	return &admitListener{Listener: l, admit: n.cluster.opts.Admit, serverID: n.opts.ServerID, port: port}
 }

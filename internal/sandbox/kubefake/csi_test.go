@@ -1,0 +1,121 @@
+package kubefake_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/hetznercloud/hcloud-go/v2/hcloud"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubefake"
+)
+
+func csiController() *appsv1.Deployment {
+	d := ccmDeployment()
+	d.Name = "hcloud-csi-controller"
+	d.Spec.Selector.MatchLabels = map[string]string{"app": "hcloud-csi-controller"}
+	d.Spec.Template.Labels = d.Spec.Selector.MatchLabels
+	d.Spec.Template.Spec.HostNetwork = false
+	d.Spec.Template.Spec.Tolerations = nil
+	d.Spec.Template.Spec.Containers[0].Name = "hcloud-csi-driver"
+	d.Spec.Template.Spec.Containers[0].Image = "docker.io/hetznercloud/hcloud-csi-driver:v2.18.0"
+	d.Spec.Template.Spec.Containers[0].Args = nil
+
+	return d
+}
+
+func csiNode() *appsv1.DaemonSet {
+	ds := cniDaemonSet()
+	ds.Name = "hcloud-csi-node"
+	ds.Spec.Selector.MatchLabels = map[string]string{"app": "hcloud-csi-node"}
+	ds.Spec.Template.Labels = ds.Spec.Selector.MatchLabels
+	ds.Spec.Template.Spec.Volumes = nil
+	ds.Spec.Template.Spec.Containers = []corev1.Container{{Name: "hcloud-csi-driver", Image: "hetznercloud/hcloud-csi-driver:v2.18.0"}}
+
+	return ds
+}
+
+func TestCSIBindsClaimsAndLifecycleDeletesNodes(t *testing.T) {
+	ctx := testCtx(t)
+	endpoint, servers := hetzner(t, ctx, "w-1")
+	e := newEnv(t, kubefake.Options{HCloudEndpoint: endpoint})
+
+	if err := e.srv.RegisterNode(kubefake.NodeRegistration{Name: "w-1", KubeletVersion: "v1.35.0", ExternalCloudProvider: true}); err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := e.cs.CoreV1().Secrets("kube-system").Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: "hcloud"}, StringData: map[string]string{"token": "good", "network": "k8s"},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, ds := range []*appsv1.DaemonSet{cniDaemonSet(), csiNode()} {
+		if _, err := e.cs.AppsV1().DaemonSets("kube-system").Create(ctx, ds, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	if _, err := e.cs.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{
+		ObjectMeta:  metav1.ObjectMeta{Name: "hcloud-volumes", Annotations: map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}},
+		Provisioner: "csi.hetzner.cloud",
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Name: "data"},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("10Gi")}},
+		},
+	}
+	if _, err := e.cs.CoreV1().PersistentVolumeClaims("default").Create(ctx, pvc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The CSI node plugin (no token) runs; the claim waits for the controller.
+	eventually(t, ctx, "CSI node plugin ready, claim Pending", func() (bool, string) {
+		ds, err := e.cs.AppsV1().DaemonSets("kube-system").Get(ctx, "hcloud-csi-node", metav1.GetOptions{})
+		c, err2 := e.cs.CoreV1().PersistentVolumeClaims("default").Get(ctx, "data", metav1.GetOptions{})
+
+		return err == nil && err2 == nil && ds.Status.NumberReady == 1 && c.Status.Phase == corev1.ClaimPending, fmt.Sprint(ds, c, err, err2)
+	})
+
+	for _, d := range []*appsv1.Deployment{ccmDeployment(), csiController()} {
+		if _, err := e.cs.AppsV1().Deployments("kube-system").Create(ctx, d, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	eventually(t, ctx, "claim Bound once the CSI controller is available", func() (bool, string) {
+		c, err := e.cs.CoreV1().PersistentVolumeClaims("default").Get(ctx, "data", metav1.GetOptions{})
+
+		return err == nil && c.Status.Phase == corev1.ClaimBound && c.Spec.VolumeName != "", fmt.Sprint(c.Status, err)
+	})
+
+	// The server goes away: its kubelet stops, the CCM deletes the node.
+	eventually(t, ctx, "node initialised", func() (bool, string) {
+		n, err := e.cs.CoreV1().Nodes().Get(ctx, "w-1", metav1.GetOptions{})
+
+		return err == nil && n.Spec.ProviderID != "", fmt.Sprint(err)
+	})
+
+	c := hcloud.NewClient(hcloud.WithEndpoint(endpoint), hcloud.WithToken("good"))
+	if _, _, err := c.Server.DeleteWithResult(ctx, servers["w-1"]); err != nil {
+		t.Fatal(err)
+	}
+
+	e.srv.StopKubelet("w-1")
+
+	eventually(t, ctx, "node deleted by the cloud node lifecycle controller", func() (bool, string) {
+		_, err := e.cs.CoreV1().Nodes().Get(ctx, "w-1", metav1.GetOptions{})
+
+		return apierrors.IsNotFound(err), fmt.Sprint(err)
+	})
+}
