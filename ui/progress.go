@@ -154,7 +154,7 @@ func (p *progressList) render(st Styles, width int, now time.Time, tree, fold bo
 			}
 			b.WriteString(line + "\n")
 			if s.err != "" {
-				b.WriteString("  " + st.Bad.Render(s.err) + "\n")
+				b.WriteString(indent(st.Bad.Render(strings.Join(wrapLines(s.err, width-2), "\n")), 2) + "\n")
 			}
 		}
 		for i, r := range s.rows {

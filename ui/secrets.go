@@ -64,7 +64,12 @@ func (s *secretsScreen) help() keyHelp {
 	}
 	sw := km.Left
 	sw.SetHelp("←/→", "provider")
-	return keyHelp{short: []key.Binding{km.Tab, sw, enter}}
+	short := []key.Binding{km.Tab, sw, enter}
+	if s.result == runFailed {
+		enter.SetHelp("enter", "look up again")
+		short = []key.Binding{enter, fullErrorKey(s.c), km.Tab, sw}
+	}
+	return keyHelp{short: short}
 }
 
 func (s *secretsScreen) update(msg tea.Msg) tea.Cmd {
@@ -184,7 +189,7 @@ func (s *secretsScreen) view() string {
 	case "ok":
 		b.WriteString(st.Good.Render("✓ token found and checked") + "  " + st.Subtle.Render(fmt.Sprintf("%s:%s = ", ref.Provider, ref.Ref)) + "••••••••••••" + "\n")
 	case "failed":
-		b.WriteString(s.failureView(st, c.width))
+		b.WriteString(s.failureView(c, c.width))
 	}
 	for _, ev := range s.log {
 		if ev.Kind == engine.KindStarted {

@@ -85,7 +85,7 @@ func (s *welcomeScreen) view() string {
 			}
 			line := fmt.Sprintf("%s %-10s %s", style.Render(glyph), step.Name(), st.Subtle.Render(step.Title()+": "+status))
 			if ss.Error != "" {
-				line += "\n    " + st.Bad.Render(ss.Error)
+				line += "\n" + indent(errorText(c, st.Bad, ss.Error, c.width-4), 4)
 			}
 			b.WriteString(line + "\n")
 		}
