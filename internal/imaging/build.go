@@ -301,7 +301,8 @@ func (b *Builder) wait(ctx context.Context, k Key, stage string, actions ...*hcl
 		case hcloud.ActionStatusError:
 			return a.Error()
 		case hcloud.ActionStatusRunning:
-			b.emit(Event{Key: k, Stage: stage, Fraction: float64(a.Progress) / 100, Message: a.Command + " " + strconv.Itoa(a.Progress) + "%"})
+			// The fraction carries the percentage; renderers print it once.
+			b.emit(Event{Key: k, Stage: stage, Fraction: float64(a.Progress) / 100, Message: a.Command})
 		}
 		return nil
 	}, actions...)
