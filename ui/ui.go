@@ -39,6 +39,10 @@ type Backend struct {
 	SpecPath string
 	// Sandbox labels everything as sandbox: nothing is created on Hetzner.
 	Sandbox bool
+	// SandboxVault is, in the sandbox, the bw reference to the sandbox's
+	// Vaultwarden (bw serve) item holding the token: the secrets screen
+	// offers it first, so the vault lookup can be tried without an account.
+	SandboxVault *spec.SecretRef
 	// LogPath is the log file, shown in the full help.
 	LogPath string
 	// Catalog loads the price catalog; it is called in a tea.Cmd.
