@@ -38,14 +38,33 @@ func TestConcurrentBuildsOfOneKeyBothSucceed(t *testing.T) {
 	r := sb.request(sb.schematic("siderolabs/tailscale"), "amd64")
 	fast := func(o *Options) { o.LeaseDuration = 2 * time.Second; o.LeaseRefresh = 20 * time.Millisecond }
 
+	// The second build starts once the first has its server booting: a
+	// sweep by build key alone would delete that server.
+	booting := make(chan struct{})
+	var once sync.Once
+	first := func(o *Options) {
+		fast(o)
+		o.Emit = func(e Event) {
+			if e.Stage == StageBoot {
+				once.Do(func() { close(booting) })
+			}
+		}
+	}
 	var wg sync.WaitGroup
 	ids := make([]int64, 2)
 	errs := make([]error, 2)
-	for i := range 2 {
+	for i, mod := range []func(*Options){first, fast} {
+		if i == 1 {
+			select {
+			case <-booting:
+			case <-ctx.Done():
+				t.Fatal("the first build never booted its server")
+			}
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			got, err := sb.builder(nil, fast).Ensure(ctx, []Request{r})
+			got, err := sb.builder(nil, mod).Ensure(ctx, []Request{r})
 			ids[i], errs[i] = got[r.Key], err
 		}()
 	}
