@@ -8,7 +8,7 @@ import (
 )
 
 // A long error wraps inside the pane (no line cut with "…"); its first
-// lines show with a hint, and ctrl+e shows all of it.
+// lines show with a hint, and ctrl+o shows all of it.
 func TestLongErrorWrapsAndShowsWhole(t *testing.T) {
 	h, _ := newHarness(t, Options{Width: 110, Height: 40})
 	h.Settle()
@@ -31,19 +31,19 @@ func TestLongErrorWrapsAndShowsWhole(t *testing.T) {
 			t.Errorf("error line cut at the pane edge: %q", l)
 		}
 	}
-	if !strings.Contains(view, "more lines: ctrl+e shows the whole error") || strings.Contains(flat(view), "THE-END") {
+	if !strings.Contains(view, "more lines: ctrl+o shows the whole error") || strings.Contains(flat(view), "THE-END") {
 		t.Errorf("a long error is not shortened with a hint:\n%s", view)
 	}
-	if !strings.Contains(h.m.footer(), "ctrl+e whole error") {
+	if !strings.Contains(h.m.footer(), "ctrl+o whole error") {
 		t.Errorf("footer lacks the key: %q", h.m.footer())
 	}
-	h.Key("ctrl+e")
+	h.Key("ctrl+o")
 	view = h.m.View()
 	if !strings.Contains(flat(view), "THE-END") || strings.Contains(view, "more lines") {
-		t.Errorf("ctrl+e did not show the whole error:\n%s", view)
+		t.Errorf("ctrl+o did not show the whole error:\n%s", view)
 	}
-	if !strings.Contains(h.m.footer(), "ctrl+e short error") {
-		t.Errorf("footer after ctrl+e: %q", h.m.footer())
+	if !strings.Contains(h.m.footer(), "ctrl+o short error") {
+		t.Errorf("footer after ctrl+o: %q", h.m.footer())
 	}
 }
 

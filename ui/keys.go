@@ -15,7 +15,8 @@ type KeyMap struct {
 	Remove, Type, Yes, No, Save, Retry   key.Binding
 	ScrollUp, ScrollDown, VolUp, VolDown key.Binding
 	NextSchematic, Version               key.Binding
-	// FullError shows a long error whole instead of its first lines.
+	// FullError shows a long error whole instead of its first lines
+	// (ctrl+o: text inputs use ctrl+e for the line end).
 	FullError key.Binding
 }
 
@@ -54,7 +55,7 @@ func DefaultKeyMap() KeyMap {
 		VolDown:       b([]string{"V"}, "V", "volume -10 GB"),
 		NextSchematic: b([]string{"tab"}, "tab", "next schematic"),
 		Version:       b([]string{"v"}, "v", "version"),
-		FullError:     b([]string{"ctrl+e"}, "ctrl+e", "whole error"),
+		FullError:     b([]string{"ctrl+o"}, "ctrl+o", "whole error"),
 	}
 }
 
