@@ -153,7 +153,7 @@ func (s *bootstrapScreen) view() string {
 	case "ok":
 		b.WriteString(st.Good.Render("✓ cluster bootstrapped") + st.Subtle.Render(" in "+el.Round(time.Second).String()) + "\n")
 	case "failed":
-		b.WriteString(s.failureView(st, c.width) + st.Subtle.Render("r resumes from the failed step; finished steps are skipped") + "\n")
+		b.WriteString(s.failureView(c, c.width) + st.Subtle.Render("r resumes from the failed step; finished steps are skipped") + "\n")
 	default:
 		if c.deployStatus() == statusDone {
 			b.WriteString(st.Good.Render("✓ the cluster was bootstrapped in an earlier run") + "\n")
@@ -164,7 +164,7 @@ func (s *bootstrapScreen) view() string {
 	if s.confirm.open {
 		b.WriteString(s.confirm.view(st, c.width) + "\n")
 	}
-	b.WriteString(s.noticeView(st))
+	b.WriteString(s.noticeView(c))
 	b.WriteString("\n")
 	avail := c.height - strings.Count(b.String(), "\n")
 	tree := s.prog.treeView(st, c.width, c.now, max(avail*2/3, 3))

@@ -23,6 +23,8 @@ type common struct {
 	// width and height are the content area's size (without sidebar, status
 	// bar and footer).
 	width, height int
+	// fullErrors shows long errors whole (the FullError key toggles it).
+	fullErrors bool
 
 	// spec is the working copy the screens edit.
 	spec *spec.Spec

@@ -103,3 +103,25 @@ func TestProgressList(t *testing.T) {
 		t.Errorf("logs = %d, want 1", len(p.logs))
 	}
 }
+
+// A stage message that carries its own percentage does not print it a
+// second time beside the bar.
+func TestProgressPercentOnce(t *testing.T) {
+	st := NewStyles(nil, true)
+	for _, tc := range []struct {
+		stage    string
+		fraction float64
+		want     string
+	}{
+		{"create_server 81%", 0.81, "● server/a create_server ██████████░░  81%"},
+		{"writing (81 %)", 0.81, "● server/a writing ██████████░░  81%"},
+		{"81%", 0.81, "● server/a ██████████░░  81%"},
+		{"booting", 0.4, "● server/a booting █████░░░░░░░  40%"},
+		{"waiting for 100% of nodes", 0, "● server/a waiting for 100% of nodes"},
+	} {
+		r := resourceProgress{name: "server/a", stage: tc.stage, fraction: tc.fraction}
+		if got := r.view(st, 80); got != tc.want {
+			t.Errorf("stage %q at %.2f: %q, want %q", tc.stage, tc.fraction, got, tc.want)
+		}
+	}
+}

@@ -264,7 +264,7 @@ func (s *imagesScreen) view() string {
 		b.WriteString(name + " " + st.Accent.Render(id) + " " + st.Subtle.Render(strings.Join(s.schematic(n).Extensions, ", ")) + "\n")
 	}
 	if s.idErr != "" {
-		b.WriteString(st.Bad.Render(s.idErr) + "\n")
+		b.WriteString(errorText(c, st.Bad, s.idErr, c.width) + "\n")
 	}
 	b.WriteString("\n")
 	if s.confirm.open {
@@ -274,7 +274,7 @@ func (s *imagesScreen) view() string {
 	case s.loading:
 		b.WriteString(st.Subtle.Render("loading the official extensions…") + "\n")
 	case s.loadErr != "":
-		b.WriteString(st.Warn.Render("extensions unavailable: "+s.loadErr) + "\n")
+		b.WriteString(errorText(c, st.Warn, "extensions unavailable: "+s.loadErr, c.width) + "\n")
 	}
 	progress := s.progressView()
 	used := strings.Count(b.String(), "\n") + strings.Count(progress, "\n") + 2
@@ -325,9 +325,9 @@ func (s *imagesScreen) progressView() string {
 	case "ok":
 		b.WriteString(st.Good.Render("✓ snapshots ready") + "\n")
 	case "failed":
-		b.WriteString(s.failureView(st, s.c.width))
+		b.WriteString(s.failureView(s.c, s.c.width))
 	}
-	b.WriteString(s.noticeView(st))
+	b.WriteString(s.noticeView(s.c))
 	b.WriteString(s.prog.view(st, s.c.width))
 	return b.String()
 }

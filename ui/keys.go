@@ -15,6 +15,9 @@ type KeyMap struct {
 	Remove, Type, Yes, No, Save, Retry   key.Binding
 	ScrollUp, ScrollDown, VolUp, VolDown key.Binding
 	NextSchematic, Version               key.Binding
+	// FullError shows a long error whole instead of its first lines
+	// (ctrl+o: text inputs use ctrl+e for the line end).
+	FullError key.Binding
 }
 
 // DefaultKeyMap returns the wizard's bindings.
@@ -52,6 +55,7 @@ func DefaultKeyMap() KeyMap {
 		VolDown:       b([]string{"V"}, "V", "volume -10 GB"),
 		NextSchematic: b([]string{"tab"}, "tab", "next schematic"),
 		Version:       b([]string{"v"}, "v", "version"),
+		FullError:     b([]string{"ctrl+o"}, "ctrl+o", "whole error"),
 	}
 }
 
@@ -102,6 +106,6 @@ func (k keyHelp) withGlobal(km KeyMap) keyHelp {
 	if len(full) == 0 {
 		full = [][]key.Binding{k.short}
 	}
-	out.full = append(append([][]key.Binding{}, full...), free(km.Next, km.Prev, km.Help, km.Quit))
+	out.full = append(append([][]key.Binding{}, full...), free(km.Next, km.Prev, km.FullError, km.Help, km.Quit))
 	return out
 }

@@ -204,6 +204,9 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		m.stopRuns()
 		return tea.Quit
+	case key.Matches(msg, km.FullError):
+		c.fullErrors = !c.fullErrors
+		return nil
 	case key.Matches(msg, km.Help) && !scr.capturing():
 		m.fullHelp = !m.fullHelp
 		m.resize(m.width, m.height)

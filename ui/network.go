@@ -69,7 +69,11 @@ func (s *networkScreen) capturing() bool { return true }
 
 func (s *networkScreen) help() keyHelp {
 	km := s.c.keys
-	return keyHelp{short: []key.Binding{km.Tab, km.ShiftTab, km.Enter, km.Next}}
+	enter := km.Enter // what enter does here: next field, then continue
+	if s.focus < len(s.inputs)-1 {
+		enter.SetHelp("enter", "next field")
+	}
+	return keyHelp{short: []key.Binding{km.Tab, km.ShiftTab, enter, km.Next}}
 }
 
 func (s *networkScreen) update(msg tea.Msg) tea.Cmd {

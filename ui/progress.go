@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -154,7 +155,7 @@ func (p *progressList) render(st Styles, width int, now time.Time, tree, fold bo
 			}
 			b.WriteString(line + "\n")
 			if s.err != "" {
-				b.WriteString("  " + st.Bad.Render(s.err) + "\n")
+				b.WriteString(indent(st.Bad.Render(strings.Join(wrapLines(s.err, width-2), "\n")), 2) + "\n")
 			}
 		}
 		for i, r := range s.rows {
@@ -180,10 +181,16 @@ func (r *resourceProgress) view(st Styles, width int) string {
 	if r.action != "" {
 		parts = append(parts, st.Subtle.Render(r.action))
 	}
-	if r.stage != "" {
-		parts = append(parts, r.stage)
+	showBar := !r.done && (r.fraction > 0 || r.total > 0)
+	if stage := r.stage; stage != "" {
+		if showBar { // the bar has its own percentage: never print it twice
+			stage = strings.TrimSpace(trailingPercent.ReplaceAllString(stage, ""))
+		}
+		if stage != "" {
+			parts = append(parts, stage)
+		}
 	}
-	if !r.done && (r.fraction > 0 || r.total > 0) {
+	if showBar {
 		f := r.fraction
 		if f == 0 && r.total > 0 {
 			f = float64(r.bytes) / float64(r.total)
@@ -199,6 +206,9 @@ func (r *resourceProgress) view(st Styles, width int) string {
 	}
 	return strings.Join(parts, " ")
 }
+
+// trailingPercent is a percentage at the end of a stage message.
+var trailingPercent = regexp.MustCompile(`\s*\(?\d{1,3}(\.\d+)?\s?%\)?$`)
 
 // bar draws a progress bar of width cells for a fraction in 0..1.
 func bar(f float64, width int) string {

@@ -72,16 +72,17 @@ func (r *screenRun) enterKey(next screenID) (cmd tea.Cmd, handled bool) {
 	return nil, false
 }
 
-// failureView is the failed run's error, wrapped to width.
-func (r *screenRun) failureView(st Styles, width int) string {
-	return st.Bad.Render(wrap("✗ "+r.err, width)) + "\n"
+// failureView is the failed run's error, wrapped to width (its first
+// lines unless the whole error was asked for).
+func (r *screenRun) failureView(c *common, width int) string {
+	return errorText(c, c.styles.Bad, "✗ "+r.err, width) + "\n"
 }
 
 // noticeView is the line for an error that is not the run's failure (such
 // as a run that could not start), or "" when there is none.
-func (r *screenRun) noticeView(st Styles) string {
+func (r *screenRun) noticeView(c *common) string {
 	if r.err == "" || r.result == runFailed {
 		return ""
 	}
-	return st.Warn.Render(r.err) + "\n"
+	return errorText(c, c.styles.Warn, r.err, c.width) + "\n"
 }

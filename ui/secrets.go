@@ -9,33 +9,42 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/spec"
 )
 
 // secretProviders are the providers a reference can name, with what the
-// reference means for each.
-func secretProviders() [][2]string {
-	return [][2]string{
-		{"env", "environment variable name, e.g. HCLOUD_TOKEN"},
-		{"bw", "Vaultwarden/Bitwarden item ID (bw CLI or bw serve)"},
-		{"bws", "Bitwarden Secrets Manager secret ID"},
+// reference means for each; bwFirst puts the vault first (the sandbox
+// offers its Vaultwarden lookup first).
+func secretProviders(bwFirst bool) [][2]string {
+	env := [2]string{"env", "environment variable name, e.g. HCLOUD_TOKEN"}
+	bw := [2]string{"bw", "Vaultwarden/Bitwarden item ID or exact name (bw CLI or bw serve)"}
+	bws := [2]string{"bws", "Bitwarden Secrets Manager secret ID"}
+	if bwFirst {
+		return [][2]string{bw, env, bws}
 	}
+	return [][2]string{env, bw, bws}
 }
 
 // secretsScreen picks where the Hetzner token comes from and runs the
 // secrets step to look it up and check it.
 type secretsScreen struct {
-	c        *common
-	provider int
-	inputs   []textinput.Model // ref, field, server URL
-	focus    int               // 0 provider, 1.. inputs
+	c         *common
+	providers [][2]string
+	provider  int
+	inputs    []textinput.Model // ref, field, server URL
+	focus     int               // 0 provider, 1.. inputs
 	screenRun
 	log []engine.Event
 }
 
 func newSecrets(c *common) *secretsScreen {
+	vault := c.backend.SandboxVault
+	if vault != nil && !c.opts.Resume && isDefaultTokenRef(c.spec.Secrets.HCloudToken) {
+		c.spec.Secrets.HCloudToken = *vault // offered first; env stays a choice
+	}
 	ref := c.spec.Secrets.HCloudToken
-	s := &secretsScreen{c: c}
-	for i, p := range secretProviders() {
+	s := &secretsScreen{c: c, providers: secretProviders(vault != nil)}
+	for i, p := range s.providers {
 		if p[0] == ref.Provider {
 			s.provider = i
 		}
@@ -64,7 +73,12 @@ func (s *secretsScreen) help() keyHelp {
 	}
 	sw := km.Left
 	sw.SetHelp("←/→", "provider")
-	return keyHelp{short: []key.Binding{km.Tab, sw, enter}}
+	short := []key.Binding{km.Tab, sw, enter}
+	if s.result == runFailed {
+		enter.SetHelp("enter", "look up again")
+		short = []key.Binding{enter, fullErrorKey(s.c), km.Tab, sw}
+	}
+	return keyHelp{short: short}
 }
 
 func (s *secretsScreen) update(msg tea.Msg) tea.Cmd {
@@ -93,7 +107,7 @@ func (s *secretsScreen) key(msg tea.KeyMsg) tea.Cmd {
 		s.setFocus((s.focus + len(s.inputs)) % (len(s.inputs) + 1))
 		return nil
 	case s.focus == 0 && key.Matches(msg, km.Left, km.Right):
-		n := len(secretProviders())
+		n := len(s.providers)
 		if key.Matches(msg, km.Left) {
 			s.provider = (s.provider + n - 1) % n
 		} else {
@@ -127,7 +141,7 @@ func (s *secretsScreen) setFocus(f int) {
 func (s *secretsScreen) apply() {
 	ref := &s.c.spec.Secrets.HCloudToken
 	before := *ref
-	ref.Provider = secretProviders()[s.provider][0]
+	ref.Provider = s.providers[s.provider][0]
 	ref.Ref = strings.TrimSpace(s.inputs[0].Value())
 	ref.Field = strings.TrimSpace(s.inputs[1].Value())
 	ref.ServerURL = strings.TrimSpace(s.inputs[2].Value())
@@ -140,7 +154,7 @@ func (s *secretsScreen) apply() {
 func (s *secretsScreen) check() tea.Cmd {
 	s.apply()
 	if s.c.spec.Secrets.HCloudToken.Ref == "" {
-		s.result, s.err = "failed", "the reference is empty: type the "+secretProviders()[s.provider][1]
+		s.result, s.err = "failed", "the reference is empty: type the "+s.providers[s.provider][1]
 		return nil
 	}
 	cmd := s.startEngine(s.c, engine.Options{Only: engine.StepSecrets})
@@ -155,10 +169,10 @@ func (s *secretsScreen) view() string {
 	var b strings.Builder
 	b.WriteString(header(c, "Hetzner Cloud API token", "The spec stores only a reference; the token is looked up when needed and never written.") + "\n")
 	if c.backend.Sandbox {
-		b.WriteString(st.Warn.Render(wrap("Sandbox: the token is checked against the fake Hetzner API.", c.width)) + "\n\n")
+		b.WriteString(st.Warn.Render(wrap(sandboxNote(c.backend.SandboxVault), c.width)) + "\n\n")
 	}
 	var provs []string
-	for i, p := range secretProviders() {
+	for i, p := range s.providers {
 		if i == s.provider {
 			provs = append(provs, st.Selected.Render("["+p[0]+"]"))
 		} else {
@@ -176,7 +190,7 @@ func (s *secretsScreen) view() string {
 	for i, in := range s.inputs {
 		b.WriteString(cursor(i+1) + st.Label.Render(labels[i]) + in.View() + "\n")
 	}
-	b.WriteString("  " + st.Subtle.Render(st.Label.Render("")+secretProviders()[s.provider][1]) + "\n\n")
+	b.WriteString("  " + st.Subtle.Render(st.Label.Render("")+s.providers[s.provider][1]) + "\n\n")
 	ref := c.spec.Secrets.HCloudToken
 	switch s.result {
 	case "running":
@@ -184,7 +198,7 @@ func (s *secretsScreen) view() string {
 	case "ok":
 		b.WriteString(st.Good.Render("✓ token found and checked") + "  " + st.Subtle.Render(fmt.Sprintf("%s:%s = ", ref.Provider, ref.Ref)) + "••••••••••••" + "\n")
 	case "failed":
-		b.WriteString(s.failureView(st, c.width))
+		b.WriteString(s.failureView(c, c.width))
 	}
 	for _, ev := range s.log {
 		if ev.Kind == engine.KindStarted {
@@ -203,4 +217,20 @@ func (s *secretsScreen) view() string {
 		b.WriteString(style.Render(wrap("  "+line, c.width)) + "\n")
 	}
 	return b.String()
+}
+
+// isDefaultTokenRef reports whether ref is the new spec's reference (the
+// HCLOUD_TOKEN variable), which the operator has not chosen yet.
+func isDefaultTokenRef(ref spec.SecretRef) bool {
+	return ref == spec.SecretRef{} || ref == spec.SecretRef{Provider: "env", Ref: "HCLOUD_TOKEN"}
+}
+
+// sandboxNote says what the sandbox checks the token against, and where
+// its vault is when it offers one.
+func sandboxNote(vault *spec.SecretRef) string {
+	if vault == nil {
+		return "Sandbox: the token is checked against the fake Hetzner API."
+	}
+	return "Sandbox: a Vaultwarden vault (bw serve at " + vault.ServerURL + ") holds the sandbox token in item " + vault.Ref +
+		"; enter looks it up there and checks it against the fake Hetzner API. The env provider (HCLOUD_TOKEN) works too."
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/netplan"
 	"github.com/ohmytalos/ohmytalos/internal/pricing"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/ui/theme"
 )
 
 // Backend is everything the UI needs from the outside. The caller wires
@@ -38,6 +39,10 @@ type Backend struct {
 	SpecPath string
 	// Sandbox labels everything as sandbox: nothing is created on Hetzner.
 	Sandbox bool
+	// SandboxVault is, in the sandbox, the bw reference to the sandbox's
+	// Vaultwarden (bw serve) item holding the token: the secrets screen
+	// offers it first, so the vault lookup can be tried without an account.
+	SandboxVault *spec.SecretRef
 	// LogPath is the log file, shown in the full help.
 	LogPath string
 	// Catalog loads the price catalog; it is called in a tea.Cmd.
@@ -91,11 +96,10 @@ func Run(ctx context.Context, b Backend, o Options) error {
 		return errors.New("the wizard needs an engine and a spec: this is a bug in the caller, please report it")
 	}
 	m := newModel(ctx, b, o)
-	// Ask the terminal for its colour profile and background now: lipgloss
-	// would otherwise query it lazily from the first View, while bubbletea
-	// reads the same terminal.
-	m.c.styles.renderer.ColorProfile()
-	m.c.styles.renderer.HasDarkBackground()
+	// Settle the colour profile and background now, with a bounded wait:
+	// lipgloss would otherwise query the terminal lazily from the first
+	// View (up to 5 s when it never answers), while bubbletea reads it.
+	theme.Prepare(m.c.styles.renderer, o.NoColor, theme.QueryTimeout)
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx))
 	final, err := p.Run()
 	if fm, ok := final.(*Model); ok {

@@ -78,7 +78,7 @@ func (s *welcomeScreen) view() string {
 			}
 			line := fmt.Sprintf("%s %-10s %s", toneStyle(st, status.Tone()).Render(status.Glyph()), step.Name(), st.Subtle.Render(step.Title()+": "+string(status)))
 			if ss.Error != "" {
-				line += "\n    " + st.Bad.Render(ss.Error)
+				line += "\n" + indent(errorText(c, st.Bad, ss.Error, c.width-4), 4)
 			}
 			b.WriteString(line + "\n")
 		}

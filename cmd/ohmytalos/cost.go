@@ -37,7 +37,7 @@ func runCost(cmd *cobra.Command, g *globals, asJSON bool, vat string) error {
 	if err != nil {
 		return err
 	}
-	d, closeDeps, err := g.deps(cmd.Context(), slog.New(slog.DiscardHandler))
+	d, _, closeDeps, err := g.deps(cmd.Context(), slog.New(slog.DiscardHandler))
 	if err != nil {
 		return err
 	}

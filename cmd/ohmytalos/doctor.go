@@ -14,6 +14,7 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/doctor"
 	"github.com/ohmytalos/ohmytalos/steps"
 	"github.com/ohmytalos/ohmytalos/ui/doctorui"
+	"github.com/ohmytalos/ohmytalos/ui/theme"
 )
 
 func newDoctorCmd(g *globals) *cobra.Command {
@@ -55,10 +56,9 @@ Checks: ` + strings.Join(checkIDs(), ", "),
 			out := cmd.OutOrStdout()
 			run := redactedRun(env, rt.redact)
 			if !asJSON && isTerminal(os.Stdin) && isTerminal(out) {
-				// Query the terminal before the program reads it.
+				// Settle colours before the program reads the terminal.
 				r := lipgloss.NewRenderer(out)
-				r.ColorProfile()
-				r.HasDarkBackground()
+				theme.Prepare(r, g.noColor, theme.QueryTimeout)
 				m := doctorui.New(run, doctor.Checks(), doctorui.Options{Sandbox: rt.deps.Sandbox, Notes: notes, NoColor: g.noColor, Renderer: r})
 				final, err := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(cmd.Context())).Run()
 				if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/factory"
 	"github.com/ohmytalos/ohmytalos/internal/netplan"
 	"github.com/ohmytalos/ohmytalos/internal/pricing"
+	"github.com/ohmytalos/ohmytalos/internal/sandbox"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/steps"
 	"github.com/ohmytalos/ohmytalos/ui"
@@ -51,6 +52,7 @@ func runInit(cmd *cobra.Command, g *globals) error {
 	fc := factory.NewClient(rt.deps.FactoryURL, rt.deps.HTTP)
 	b := ui.Backend{
 		Engine: rt.engine, Env: rt.env, SpecPath: g.config, Sandbox: rt.deps.Sandbox, LogPath: g.logFile,
+		SandboxVault: sandboxVault(rt),
 		Catalog: func(ctx context.Context) (*pricing.Catalog, error) {
 			cat, _ := catalog(ctx, rt.deps, rt.env.Spec)
 			if cat == nil {
@@ -75,6 +77,19 @@ func runInit(cmd *cobra.Command, g *globals) error {
 	}
 	rt.env.Log.Info("wizard started", "spec", g.config, "sandbox", rt.deps.Sandbox, "resume", resume)
 	return ui.Run(cmd.Context(), b, ui.Options{NoColor: g.noColor, Resume: resume})
+}
+
+// sandboxVault is the bw reference to the sandbox vault's token item: the
+// in-process sandbox's, or under "sandbox serve" the one its exports name;
+// nil outside the sandbox.
+func sandboxVault(rt *runtime) *spec.SecretRef {
+	switch {
+	case rt.sandbox != nil:
+		return &spec.SecretRef{Provider: "bw", Ref: rt.sandbox.BWItemID, ServerURL: rt.sandbox.BWServeURL}
+	case rt.deps.Sandbox && os.Getenv(sandbox.BWItemEnv) != "" && os.Getenv(sandbox.BWServeURLEnv) != "":
+		return &spec.SecretRef{Provider: "bw", Ref: os.Getenv(sandbox.BWItemEnv), ServerURL: os.Getenv(sandbox.BWServeURLEnv)}
+	}
+	return nil
 }
 
 // initSpec loads --config when it exists (a cluster to resume or edit),

@@ -26,6 +26,8 @@ type runtime struct {
 	engine  *engine.Engine
 	deps    *steps.Deps
 	closers []func()
+	// sandbox is the in-process sandbox under --sandbox, else nil.
+	sandbox *sandbox.Sandbox
 }
 
 func (r *runtime) redact(s string) string { return r.deps.Redact(s) }
@@ -58,20 +60,21 @@ func (g *globals) runtime(ctx context.Context, s *spec.Spec) (*runtime, error) {
 		rt.Close()
 		return nil, err
 	}
-	deps, closeDeps, err := g.deps(ctx, log)
+	deps, sb, closeDeps, err := g.deps(ctx, log)
 	if err != nil {
 		rt.Close()
 		return nil, err
 	}
 	rt.closers = append(rt.closers, closeDeps)
-	rt.deps = deps
+	rt.deps, rt.sandbox = deps, sb
 	rt.env = &engine.Env{Spec: s, State: st, Log: log}
 	rt.engine = engine.New(steps.All(deps)...)
 	return rt, nil
 }
 
-// deps builds the steps' clients: real ones, or the in-process sandbox's.
-func (g *globals) deps(ctx context.Context, log *slog.Logger) (*steps.Deps, func(), error) {
+// deps builds the steps' clients: real ones, or the in-process sandbox's
+// (then returned too).
+func (g *globals) deps(ctx context.Context, log *slog.Logger) (*steps.Deps, *sandbox.Sandbox, func(), error) {
 	d := &steps.Deps{
 		Log: log, Version: version, Meter: cloud.NewMeter(nil),
 		FactoryURL: os.Getenv(factory.URLEnv),
@@ -83,14 +86,14 @@ func (g *globals) deps(ctx context.Context, log *slog.Logger) (*steps.Deps, func
 		d.SSHPort = p
 	}
 	if !g.sandbox {
-		return d, func() {}, nil
+		return d, nil, func() {}, nil
 	}
 	sb, err := sandbox.Start(ctx, sandboxDemoOptions(log))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	d = steps.SandboxDeps(sb, log, version)
-	return d, func() { sb.Close() }, nil
+	return d, sb, func() { sb.Close() }, nil
 }
 
 // sandboxDemoOptions paces the in-process sandbox like Hetzner, sped up:

@@ -22,14 +22,21 @@ func newSandboxCmd(g *globals) *cobra.Command {
 		Use:   "serve",
 		Short: "Serve the sandbox standalone and print the environment clients need",
 		Long: `serve starts the fakes and prints "export NAME=value" lines (HCLOUD_ENDPOINT,
-HCLOUD_TOKEN, OHMYTALOS_FACTORY_URL, ...) that a shell can eval:
+HCLOUD_TOKEN, OHMYTALOS_FACTORY_URL, OHMYTALOS_BW_SERVE_URL, OHMYTALOS_BW_ITEM,
+...) that a shell can eval:
 
   eval "$(ohmytalos sandbox serve --addr 127.0.0.1:8080 &)"   # or copy the lines
 
 It keeps its state while clients come and go, so "ohmytalos apply" in
 another shell can be killed and resumed against it, and any hcloud-go based
 client (the hcloud CLI too) sees the same resources. Nothing it serves exists
-on Hetzner. Stop it with Ctrl-C.`,
+on Hetzner. Stop it with Ctrl-C.
+
+It also serves a Vaultwarden vault as "bw serve" exposes it, holding one item
+whose password is the sandbox token, so the bw secret step works without an
+account (unset HCLOUD_TOKEN to see it is used):
+
+  hcloudToken: {provider: bw, ref: $OHMYTALOS_BW_ITEM, serverURL: $OHMYTALOS_BW_SERVE_URL}`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			log, closeLog, err := g.logger()
@@ -54,8 +61,8 @@ on Hetzner. Stop it with Ctrl-C.`,
 			for _, kv := range sb.Env() {
 				fmt.Fprintf(out, "export %s\n", kv)
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "# ohmytalos SANDBOX serving fakes of Hetzner Cloud (%s) and the Image Factory (%s); nothing here exists on Hetzner. Ctrl-C stops it.\n",
-				sb.HCloudURL, sb.FactoryURL)
+			fmt.Fprintf(cmd.ErrOrStderr(), "# ohmytalos SANDBOX serving fakes of Hetzner Cloud (%s), the Image Factory (%s) and a Vaultwarden bw serve (%s); nothing here exists on Hetzner. Ctrl-C stops it.\n",
+				sb.HCloudURL, sb.FactoryURL, sb.BWServeURL)
 			<-cmd.Context().Done()
 			return nil
 		},

@@ -191,7 +191,7 @@ func (e *Engine) Run(ctx context.Context, env *Env, opts Options, sink func(Even
 		}
 		run = append(run, i)
 	}
-	return e.schedule(ctx, env, run, hash, send)
+	return e.schedule(ctx, env, run, hash, send, redact)
 }
 
 // Dependent is implemented by a step that names the steps it needs; it
@@ -208,7 +208,7 @@ var errDependency = errors.New("a step it needs did not finish")
 // it needs (among those being run) have finished. A failure stops only
 // the steps that need the failed one; the first error in step order is
 // returned once every started step has checkpointed.
-func (e *Engine) schedule(ctx context.Context, env *Env, run []int, hash string, send func(Event)) error {
+func (e *Engine) schedule(ctx context.Context, env *Env, run []int, hash string, send func(Event), redact func(string) string) error {
 	pos := map[int]int{}
 	for k, i := range run {
 		pos[i] = k
@@ -236,7 +236,7 @@ func (e *Engine) schedule(ctx context.Context, env *Env, run []int, hash string,
 				errs[k] = interrupted(err)
 				return
 			}
-			errs[k] = e.runStep(ctx, env, s, hash, send)
+			errs[k] = e.runStep(ctx, env, s, hash, send, redact)
 		}(k, e.steps[i], deps)
 	}
 	wg.Wait()
@@ -277,7 +277,7 @@ func (e *Engine) deps(i int, run []int, pos map[int]int) []int {
 	return out
 }
 
-func (e *Engine) runStep(ctx context.Context, env *Env, s Step, hash string, send func(Event)) error {
+func (e *Engine) runStep(ctx context.Context, env *Env, s Step, hash string, send func(Event), redact func(string) string) error {
 	name := s.Name()
 	key := string(name)
 	started := time.Now().UTC()
@@ -297,6 +297,7 @@ func (e *Engine) runStep(ctx context.Context, env *Env, s Step, hash string, sen
 		err = ctx.Err()
 	}
 	if err != nil {
+		err = redacted(err, redact) // state.json and the caller get no secret
 		status, msg := state.StatusFailed, err.Error()
 		if errors.Is(err, context.Canceled) {
 			status, msg = state.StatusPending, "interrupted: run apply again to resume"
@@ -342,6 +343,23 @@ func SpecChange(env *Env) []string {
 		return nil
 	}
 	return spec.Diff([]byte(prev), cur)
+}
+
+// redactedError is an error whose text is scrubbed of secrets; errors.Is
+// and errors.As still see the original.
+type redactedError struct {
+	err error
+	msg string
+}
+
+func (r redactedError) Error() string { return r.msg }
+func (r redactedError) Unwrap() error { return r.err }
+
+func redacted(err error, redact func(string) string) error {
+	if msg := redact(err.Error()); msg != err.Error() {
+		return redactedError{err: err, msg: msg}
+	}
+	return err
 }
 
 // ErrInterrupted is returned when the run was cancelled (Ctrl-C).

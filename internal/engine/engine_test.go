@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -163,6 +165,16 @@ func TestFailureIsRecordedAndRedacted(t *testing.T) {
 	}
 	if strings.Contains(buf.String(), "hcloud-SECRET") {
 		t.Error("secret in events")
+	}
+	if strings.Contains(err.Error(), "hcloud-SECRET") || !strings.Contains(err.Error(), "token [redacted] rejected") {
+		t.Errorf("returned error = %q; want it redacted", err)
+	}
+	raw, rerr := os.ReadFile(filepath.Join(dir, "state.json"))
+	if rerr != nil {
+		t.Fatal(rerr)
+	}
+	if strings.Contains(string(raw), "hcloud-SECRET") || !strings.Contains(string(raw), "[redacted]") {
+		t.Errorf("state.json holds the secret or no redacted error:\n%s", raw)
 	}
 	st := newEnv(t, dir).State.Get()
 	if st.Step("b").Status != state.StatusFailed || st.Step("c").Status != state.StatusPending {

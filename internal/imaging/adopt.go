@@ -67,8 +67,9 @@ func (b *Builder) adoptServer(ctx context.Context, k Key, name string, createErr
 }
 
 // deleteOtherSnapshots deletes the temporary snapshots of k other than
-// keep: a retried create_image, or an earlier build's unfinished snapshot.
-func (b *Builder) deleteOtherSnapshots(ctx context.Context, k Key, keep int64) error {
+// keep: a retried create_image of this build (run), or an earlier build's
+// unfinished snapshot whose lease has run out. A live build's is left alone.
+func (b *Builder) deleteOtherSnapshots(ctx context.Context, k Key, keep int64, run string) error {
 	imgs, err := b.c.Image.AllWithOpts(ctx, hcloud.ImageListOpts{
 		ListOpts: hcloud.ListOpts{LabelSelector: keySelector(k)},
 		Type:     []hcloud.ImageType{hcloud.ImageTypeSnapshot},
@@ -78,7 +79,7 @@ func (b *Builder) deleteOtherSnapshots(ctx context.Context, k Key, keep int64) e
 	}
 	var errs []error
 	for _, img := range imgs {
-		if img.ID == keep {
+		if img.ID == keep || (img.Labels[LabelRun] != run && !leaseExpired(img.Labels, b.opts.Now())) {
 			continue
 		}
 		if _, err := b.c.Image.Delete(ctx, img); err != nil && !hcloud.IsError(err, hcloud.ErrorCodeNotFound) {

@@ -49,8 +49,9 @@ func (b *Builder) build(ctx context.Context, r Request) (id int64, err error) {
 		}
 	}()
 
-	// An interrupted earlier build of this key may have left a server behind.
-	if _, err := b.sweep(ctx, keySelector(k)); err != nil {
+	// An interrupted earlier build of this key may have left a server
+	// behind; a live build of the same key elsewhere keeps its lease.
+	if _, err := b.sweep(ctx, keySelector(k), false); err != nil {
 		return 0, fmt.Errorf("remove leftovers of an earlier build: %w", err)
 	}
 	// Another run may have finished this key meanwhile: never make two.
@@ -73,7 +74,9 @@ func (b *Builder) build(ctx context.Context, r Request) (id int64, err error) {
 		location = defaultLocation
 	}
 	name := resourceName(k)
-	labels := b.temporaryLabels(k)
+	ls := b.startLease(ctx, k, name)
+	defer ls.end() // before the cleanups above: no renewal of deleted resources
+	labels := ls.labels()
 
 	// 1. Temporary SSH key.
 	b.emit(Event{Key: k, Stage: StageKey, Message: "registering a temporary ssh key"})
@@ -88,6 +91,7 @@ func (b *Builder) build(ctx context.Context, r Request) (id int64, err error) {
 	if err != nil {
 		return 0, fmt.Errorf("register temporary ssh key %s: %w", name, err)
 	}
+	ls.holdKey(key)
 	undo = append(undo, func(ctx context.Context) error {
 		if _, err := b.c.SSHKey.Delete(ctx, key); err != nil && !hcloud.IsError(err, hcloud.ErrorCodeNotFound) {
 			return fmt.Errorf("delete temporary ssh key %s (%d): %w", key.Name, key.ID, err)
@@ -119,6 +123,7 @@ func (b *Builder) build(ctx context.Context, r Request) (id int64, err error) {
 	}
 	server := res.Server
 	if server != nil {
+		ls.holdServer(server)
 		undo = append(undo, func(ctx context.Context) error { return b.deleteServer(ctx, server) })
 	}
 	if err != nil {
@@ -182,7 +187,7 @@ func (b *Builder) build(ctx context.Context, r Request) (id int64, err error) {
 	if err := b.wait(ctx, k, StageShutdown, off); err != nil {
 		return 0, fmt.Errorf("power off temporary server %s: %w", name, err)
 	}
-	return b.snapshot(ctx, k, server, &undo)
+	return b.snapshot(ctx, k, server, ls, &undo)
 }
 
 // writeImage discards the disk, runs the download pipeline with progress
@@ -222,14 +227,14 @@ func (b *Builder) writeImage(ctx context.Context, k Key, client *ssh.Client, ima
 // snapshot creates the image with temporary labels, waits until it is
 // available and only then gives it the labels Find looks for, so an
 // interrupted snapshot is never mistaken for a finished one.
-func (b *Builder) snapshot(ctx context.Context, k Key, server *hcloud.Server, undo *cleanups) (int64, error) {
+func (b *Builder) snapshot(ctx context.Context, k Key, server *hcloud.Server, ls *lease, undo *cleanups) (int64, error) {
 	b.emit(Event{Key: k, Stage: StageSnapshot, Message: "creating the snapshot"})
 	var res hcloud.ServerCreateImageResult
 	err := b.whileLocked(ctx, func() (err error) {
 		res, _, err = b.c.Server.CreateImage(ctx, server, &hcloud.ServerCreateImageOpts{
 			Type:        hcloud.ImageTypeSnapshot,
 			Description: hcloud.Ptr(Description(k)),
-			Labels:      b.temporaryLabels(k),
+			Labels:      ls.labels(),
 		})
 		return err
 	})
@@ -237,10 +242,11 @@ func (b *Builder) snapshot(ctx context.Context, k Key, server *hcloud.Server, un
 		return 0, fmt.Errorf("create snapshot of temporary server %s: %w", server.Name, err)
 	}
 	img := res.Image
+	ls.holdImage(img)
 	published := false
 	*undo = append(*undo, func(ctx context.Context) error {
 		if published {
-			return b.deleteOtherSnapshots(ctx, k, img.ID)
+			return b.deleteOtherSnapshots(ctx, k, img.ID, ls.run)
 		}
 		if _, err := b.c.Image.Delete(ctx, img); err != nil && !hcloud.IsError(err, hcloud.ErrorCodeNotFound) {
 			return fmt.Errorf("delete unfinished snapshot %d: %w", img.ID, err)
@@ -260,11 +266,42 @@ func (b *Builder) snapshot(ctx context.Context, k Key, server *hcloud.Server, un
 	if cur, err = b.waitAvailable(ctx, k, cur); err != nil {
 		return 0, err
 	}
+	ls.releaseImage()
+	// A concurrent build of k (another cluster, same schematic) may have
+	// published first: use its snapshot; the cleanup deletes ours.
+	if other, err := b.Find(ctx, k); err != nil {
+		return 0, err
+	} else if other != nil {
+		b.emit(Event{Key: k, Stage: StageSnapshot, Message: fmt.Sprintf("another build published snapshot %d meanwhile; using it", other.ID)})
+		return other.ID, nil
+	}
 	if _, _, err := b.c.Image.Update(ctx, cur, hcloud.ImageUpdateOpts{Labels: b.finalLabels(k)}); err != nil {
 		return 0, fmt.Errorf("label snapshot %d: %w", img.ID, err)
 	}
 	published = true
-	return cur.ID, nil
+	return b.settleDuplicates(ctx, k, cur.ID)
+}
+
+// settleDuplicates resolves two builds of k that published at the same
+// moment: every build keeps the snapshot with the lowest ID, and the others
+// delete their own, so one snapshot per key remains.
+func (b *Builder) settleDuplicates(ctx context.Context, k Key, own int64) (int64, error) {
+	all, err := b.published(ctx, k)
+	if err != nil {
+		return 0, err
+	}
+	keep := own
+	for _, img := range all {
+		keep = min(keep, img.ID)
+	}
+	if keep == own {
+		return own, nil
+	}
+	b.emit(Event{Key: k, Stage: StageSnapshot, Message: fmt.Sprintf("another build published snapshot %d at the same time; using it and deleting %d", keep, own)})
+	if _, err := b.c.Image.Delete(ctx, &hcloud.Image{ID: own}); err != nil && !hcloud.IsError(err, hcloud.ErrorCodeNotFound) {
+		return 0, fmt.Errorf("delete duplicate snapshot %d of %s (snapshot %d is kept): %w", own, k, keep, err)
+	}
+	return keep, nil
 }
 
 // wait waits for actions, reporting their progress as fractions.
@@ -274,7 +311,8 @@ func (b *Builder) wait(ctx context.Context, k Key, stage string, actions ...*hcl
 		case hcloud.ActionStatusError:
 			return a.Error()
 		case hcloud.ActionStatusRunning:
-			b.emit(Event{Key: k, Stage: stage, Fraction: float64(a.Progress) / 100, Message: a.Command + " " + strconv.Itoa(a.Progress) + "%"})
+			// The fraction carries the percentage; renderers print it once.
+			b.emit(Event{Key: k, Stage: stage, Fraction: float64(a.Progress) / 100, Message: a.Command})
 		}
 		return nil
 	}, actions...)
@@ -298,7 +336,7 @@ func (b *Builder) publicIPv4(ctx context.Context, server *hcloud.Server) (string
 // delete_server action: nothing needs the server gone, and waiting only
 // lengthens the build. If the action fails, the server keeps its
 // temporary labels and the next per-key sweep (build, cleanKey) or Sweep
-// deletes it.
+// deletes it once its lease has run out.
 func (b *Builder) deleteServer(ctx context.Context, server *hcloud.Server) error {
 	if _, _, err := b.c.Server.DeleteWithResult(ctx, server); err != nil && !hcloud.IsError(err, hcloud.ErrorCodeNotFound) {
 		return fmt.Errorf("delete temporary server %s (%d): %w", server.Name, server.ID, err)

@@ -7,7 +7,9 @@
 // snapshotted. The temporary key, server (and an unfinished image) are deleted
 // on success, failure and cancellation alike, and carry labels so that Sweep
 // finds whatever a killed process left behind; the leftovers of one Key are
-// also removed whenever that Key is built or reused again. One snapshot
+// also removed whenever that Key is built or reused again. A running build
+// renews a lease label on its resources, so sweeps never delete the server
+// of another live build of the same Key (see lease.go). One snapshot
 // exists per Key; Ensure reuses it when it exists and builds the missing ones
 // in parallel, polling all their actions together.
 package imaging
@@ -64,6 +66,15 @@ type Options struct {
 	// fractions; default an http.Client with a 30 s timeout. Failure is not
 	// fatal: progress then has bytes but no total.
 	HTTPClient *http.Client
+	// LeaseDuration is how far ahead a running build claims its temporary
+	// resources (LabelLease); sweeps leave resources with a live lease alone
+	// (default 10 min).
+	LeaseDuration time.Duration
+	// LeaseRefresh is the pause between renewals of the lease (default a
+	// quarter of LeaseDuration).
+	LeaseRefresh time.Duration
+	// Now is the clock for leases (default time.Now).
+	Now func() time.Time
 }
 
 // Stages reported in Event.Stage.
@@ -136,6 +147,15 @@ func New(c *hcloud.Client, opts Options) *Builder {
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{Timeout: 30 * time.Second}
 	}
+	if opts.LeaseDuration <= 0 {
+		opts.LeaseDuration = defaultLeaseDuration
+	}
+	if opts.LeaseRefresh <= 0 {
+		opts.LeaseRefresh = opts.LeaseDuration / 4
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
 	return &Builder{c: c, opts: opts, actions: newActionWatcher(c, opts.ActionBackoff)}
 }
 
@@ -155,6 +175,27 @@ func (b *Builder) Find(ctx context.Context, k Key) (*hcloud.Image, error) {
 	if err := k.validate(); err != nil {
 		return nil, err
 	}
+	match, err := b.published(ctx, k)
+	if err != nil {
+		return nil, err
+	}
+	switch len(match) {
+	case 0:
+		return nil, nil
+	case 1:
+		return match[0], nil
+	}
+	ids := make([]int64, 0, len(match))
+	for _, m := range match {
+		ids = append(ids, m.ID)
+	}
+	slices.Sort(ids)
+	return nil, fmt.Errorf("found %d snapshots for talos %s (images %v); delete all but one (hcloud image delete ID) and retry", len(match), k, ids)
+}
+
+// published lists the finished snapshots of k: found by label, confirmed
+// by the full schematic ID in the description.
+func (b *Builder) published(ctx context.Context, k Key) ([]*hcloud.Image, error) {
 	imgs, err := b.c.Image.AllWithOpts(ctx, hcloud.ImageListOpts{
 		ListOpts:     hcloud.ListOpts{LabelSelector: findSelector(k)},
 		Type:         []hcloud.ImageType{hcloud.ImageTypeSnapshot},
@@ -169,18 +210,7 @@ func (b *Builder) Find(ctx context.Context, k Key) (*hcloud.Image, error) {
 			match = append(match, img)
 		}
 	}
-	switch len(match) {
-	case 0:
-		return nil, nil
-	case 1:
-		return match[0], nil
-	}
-	ids := make([]int64, 0, len(match))
-	for _, m := range match {
-		ids = append(ids, m.ID)
-	}
-	slices.Sort(ids)
-	return nil, fmt.Errorf("found %d snapshots for talos %s (images %v); delete all but one (hcloud image delete ID) and retry", len(match), k, ids)
+	return match, nil
 }
 
 // Ensure returns a snapshot ID per requested key, reusing existing snapshots

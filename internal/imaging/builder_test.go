@@ -193,7 +193,8 @@ func TestSweepRemovesLeftovers(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	deleted, err := b.Sweep(ctx)
+	swept, err := b.Sweep(ctx, false)
+	deleted := swept.Deleted
 	if err != nil {
 		t.Fatalf("Sweep: %v", err)
 	}
@@ -208,7 +209,7 @@ func TestSweepRemovesLeftovers(t *testing.T) {
 	if n := sb.fake.Counts()["ssh_keys"]; n != 0 {
 		t.Errorf("%d ssh keys after sweep", n)
 	}
-	if again, err := b.Sweep(ctx); err != nil || len(again) != 0 {
+	if again, err := b.Sweep(ctx, false); err != nil || len(again.Deleted) != 0 {
 		t.Errorf("second sweep: %q, %v", again, err)
 	}
 }

@@ -94,8 +94,19 @@ func TestCleanupFailureIsAWarning(t *testing.T) {
 		t.Fatalf("%d ssh keys after the failed delete, want the one left", n)
 	}
 
+	// The leftover still holds the failed build's lease: a run within it
+	// keeps it, a run after it has run out removes it.
 	if _, err := sb.builder(nil).Ensure(ctx, []Request{r}); err != nil {
 		t.Fatalf("warm Ensure: %v", err)
+	}
+	if n := sb.fake.Counts()["ssh_keys"]; n != 1 {
+		t.Fatalf("%d ssh keys after a run within the lease, want the leased one kept", n)
+	}
+	later := func(o *Options) {
+		o.Now = func() time.Time { return time.Now().Add(defaultLeaseDuration + time.Minute) }
+	}
+	if _, err := sb.builder(nil, later).Ensure(ctx, []Request{r}); err != nil {
+		t.Fatalf("warm Ensure after the lease: %v", err)
 	}
 	sb.assertNoTemporaries(t)
 }

@@ -5,29 +5,76 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 )
 
-// Sweep deletes the temporary servers, SSH keys and unfinished snapshots
-// that interrupted builds left behind, found by their labels, and names
-// what it deleted ("server NAME", "ssh key NAME", "image ID"). Run it when no
-// build is in progress: it cannot tell a leftover from a live build.
-func (b *Builder) Sweep(ctx context.Context) ([]string, error) {
-	return b.sweep(ctx, temporarySelector())
+// Swept is what Sweep did: the resources it deleted and those it left
+// because a build still holds their lease, each named "server NAME",
+// "ssh key NAME" or "image ID".
+type Swept struct {
+	Deleted []string
+	// Live are the servers and SSH keys of builds in progress (lease until
+	// the time shown); their unfinished snapshots are kept silently.
+	Live []string
 }
 
-// sweep deletes everything temporary matching sel: servers first (they use
-// the keys), then keys, then images. It goes on after a failure and reports
-// all of them.
-func (b *Builder) sweep(ctx context.Context, sel string) ([]string, error) {
+// Sweep deletes the temporary servers, SSH keys and unfinished snapshots
+// that interrupted builds left behind, found by their labels. Resources of
+// a build in progress (a live LabelLease) are kept and listed in Live,
+// unless force is set.
+func (b *Builder) Sweep(ctx context.Context, force bool) (Swept, error) {
+	var out Swept
+	out.Live = b.live(ctx, temporarySelector(), force)
+	deleted, err := b.sweep(ctx, temporarySelector(), force)
+	out.Deleted = deleted
+	return out, err
+}
+
+// live names the resources matching sel that a build still holds; none
+// when force is set.
+func (b *Builder) live(ctx context.Context, sel string, force bool) []string {
+	if force {
+		return nil
+	}
+	var out []string
+	now := b.opts.Now()
+	note := func(what string, labels map[string]string) {
+		if !leaseExpired(labels, now) {
+			until, _ := leaseUntil(labels)
+			out = append(out, fmt.Sprintf("%s (lease until %s)", what, until.UTC().Format(time.RFC3339)))
+		}
+	}
+	if servers, err := b.c.Server.AllWithOpts(ctx, hcloud.ServerListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}}); err == nil {
+		for _, s := range servers {
+			note("server "+s.Name, s.Labels)
+		}
+	}
+	if keys, err := b.c.SSHKey.AllWithOpts(ctx, hcloud.SSHKeyListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}}); err == nil {
+		for _, k := range keys {
+			note("ssh key "+k.Name, k.Labels)
+		}
+	}
+	return out
+}
+
+// sweep deletes everything temporary matching sel whose lease has run out
+// (everything when force is set): servers first (they use the keys), then
+// keys, then images. It goes on after a failure and reports all of them.
+func (b *Builder) sweep(ctx context.Context, sel string, force bool) ([]string, error) {
 	var deleted []string
 	var errs []error
+	now := b.opts.Now()
+	expired := func(labels map[string]string) bool { return force || leaseExpired(labels, now) }
 	servers, err := b.c.Server.AllWithOpts(ctx, hcloud.ServerListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
 	if err != nil {
 		return nil, fmt.Errorf("list temporary servers (%s): %w", sel, err)
 	}
 	for _, s := range servers {
+		if !expired(s.Labels) {
+			continue
+		}
 		if err := b.deleteServer(ctx, s); err != nil {
 			errs = append(errs, err)
 			continue
@@ -39,6 +86,9 @@ func (b *Builder) sweep(ctx context.Context, sel string) ([]string, error) {
 		return deleted, errors.Join(append(errs, fmt.Errorf("list temporary ssh keys (%s): %w", sel, err))...)
 	}
 	for _, k := range keys {
+		if !expired(k.Labels) {
+			continue
+		}
 		if _, err := b.c.SSHKey.Delete(ctx, k); err != nil && !hcloud.IsError(err, hcloud.ErrorCodeNotFound) {
 			errs = append(errs, fmt.Errorf("delete temporary ssh key %s (%d): %w", k.Name, k.ID, err))
 			continue
@@ -53,6 +103,9 @@ func (b *Builder) sweep(ctx context.Context, sel string) ([]string, error) {
 		return deleted, errors.Join(append(errs, fmt.Errorf("list unfinished snapshots (%s): %w", sel, err))...)
 	}
 	for _, img := range imgs {
+		if !expired(img.Labels) {
+			continue
+		}
 		if _, err := b.c.Image.Delete(ctx, img); err != nil && !hcloud.IsError(err, hcloud.ErrorCodeNotFound) {
 			errs = append(errs, fmt.Errorf("delete unfinished snapshot %d: %w", img.ID, err))
 			continue
@@ -74,7 +127,7 @@ func keySelector(k Key) string {
 // cleanKey removes what interrupted builds of k left behind. A failure is
 // only a warning: the snapshot is fine, and the next run tries again.
 func (b *Builder) cleanKey(ctx context.Context, k Key) {
-	deleted, err := b.sweep(ctx, keySelector(k))
+	deleted, err := b.sweep(ctx, keySelector(k), false)
 	if len(deleted) > 0 {
 		b.emit(Event{Key: k, Stage: StageCleanup, Message: "removed leftovers of an interrupted build: " + strings.Join(deleted, ", ")})
 	}

@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ohmytalos/ohmytalos/internal/sandbox/bwfake"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/factoryfake"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/hcloudfake"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/rescuefake"
@@ -48,6 +49,12 @@ type Sandbox struct {
 	HCloud  *hcloudfake.Fake
 	Factory *factoryfake.Fake
 	Talos   *talosfake.Cluster
+	// BW is a `bw serve` (Vaultwarden/Bitwarden Vault Management API)
+	// holding one item, BWItemID, whose password is Token.
+	BW *bwfake.Fake
+
+	// BWServeURL and BWItemID are what a bw secret reference needs.
+	BWServeURL, BWItemID string
 
 	// HCloudURL, FactoryURL and Token are what clients need.
 	HCloudURL, FactoryURL, Token string
@@ -108,11 +115,14 @@ func Start(ctx context.Context, o Options) (*Sandbox, error) {
 	if o.Latency > 0 {
 		s.HCloud.SetLatency("/", o.Latency)
 	}
+	s.BWItemID, s.BWServeURL = bwfake.NewID(), base+"/bw"
+	s.BW = bwfake.New(bwfake.Options{Items: []bwfake.Item{{ID: s.BWItemID, Name: BWItemName, Password: o.Token}}})
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", http.StripPrefix("/v1", s.HCloud))
 	mux.Handle("/factory/", http.StripPrefix("/factory", s.Factory))
+	mux.Handle("/bw/", http.StripPrefix("/bw", s.BW))
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "ohmytalos sandbox: Hetzner API under /v1, Image Factory under /factory", http.StatusNotFound)
+		http.Error(w, "ohmytalos sandbox: Hetzner API under /v1, Image Factory under /factory, bw serve under /bw", http.StatusNotFound)
 	})
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = s.srv.Serve(ln) }()
@@ -127,8 +137,20 @@ func (s *Sandbox) Env() []string {
 		"OHMYTALOS_FACTORY_URL=" + s.FactoryURL,
 		fmt.Sprintf("OHMYTALOS_RESCUE_SSH_PORT=%d", s.RescueSSHPort),
 		"OHMYTALOS_SANDBOX=1",
+		BWServeURLEnv + "=" + s.BWServeURL,
+		BWItemEnv + "=" + s.BWItemID,
 	}
 }
+
+// The variables Env sets for the bw step: the bw serve URL and the ID of
+// the item holding the Hetzner token.
+const (
+	BWServeURLEnv = "OHMYTALOS_BW_SERVE_URL"
+	BWItemEnv     = "OHMYTALOS_BW_ITEM"
+)
+
+// BWItemName is the name of the sandbox vault's item holding the token.
+const BWItemName = "ohmytalos sandbox hcloud token"
 
 // Close stops every fake and removes the temporary work dir.
 func (s *Sandbox) Close() error {

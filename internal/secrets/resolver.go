@@ -24,6 +24,9 @@ type Options struct {
 	BWServeURL string
 	// HTTPClient talks to bw serve.
 	HTTPClient *http.Client
+	// BWTimeout bounds each bw command (default 60 s): a bw waiting for a
+	// prompt it cannot show must not hang the run.
+	BWTimeout time.Duration
 }
 
 // Resolver looks a Ref up with the provider it names.
@@ -45,9 +48,12 @@ func NewResolver(opts Options) *Resolver {
 	if opts.HTTPClient == nil {
 		opts.HTTPClient = &http.Client{Timeout: 30 * time.Second}
 	}
+	if opts.BWTimeout <= 0 {
+		opts.BWTimeout = 60 * time.Second
+	}
 	r := &Resolver{
 		env: envProvider{lookup: opts.Env},
-		bw:  &bwProvider{path: opts.BWPath, serveURL: opts.BWServeURL, env: opts.Env, hc: opts.HTTPClient},
+		bw:  &bwProvider{path: opts.BWPath, serveURL: opts.BWServeURL, env: opts.Env, hc: opts.HTTPClient, timeout: opts.BWTimeout},
 		bws: bwsProvider{env: opts.Env},
 	}
 	r.providers = map[string]Provider{

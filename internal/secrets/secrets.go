@@ -12,6 +12,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sort"
 	"strings"
 )
 
@@ -110,13 +111,22 @@ type Provider interface {
 }
 
 // Redact replaces every occurrence of each non-empty value in s with
-// "[redacted]". Use it on text that came from elsewhere (a command's output,
-// a remote error) before logging or returning it.
+// "[redacted]", and of the value with surrounding space trimmed (what API
+// clients are given, so what their errors echo). Longer secrets go first, so
+// a secret inside another leaves no part of the longer one. Use it on text
+// that came from elsewhere (a command's output, a remote error) before
+// logging, storing or returning it.
 func Redact(s string, values ...Value) string {
+	var secrets []string
 	for _, v := range values {
-		if secret := v.Reveal(); secret != "" {
-			s = strings.ReplaceAll(s, secret, Redacted)
+		raw := v.Reveal()
+		if trimmed := strings.TrimSpace(raw); trimmed != "" { // blank is no secret
+			secrets = append(secrets, raw, trimmed)
 		}
+	}
+	sort.SliceStable(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })
+	for _, secret := range secrets {
+		s = strings.ReplaceAll(s, secret, Redacted)
 	}
 	return s
 }

@@ -84,6 +84,27 @@ func TestRedact(t *testing.T) {
 	}
 }
 
+func TestRedactTrimmedAndNested(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, in, want string
+		values         []string
+	}{
+		{"a secret read with its newline is also redacted trimmed", "401: token tok-123 invalid", "401: token [redacted] invalid", []string{"tok-123\n"}},
+		{"spaces around", "auth  tok-456  failed; tok-456", "auth[redacted]failed; [redacted]", []string{"  tok-456  "}},
+		{"a secret inside another leaves nothing of the longer", "key abcdef", "key [redacted]", []string{"abc", "abcdef"}},
+		{"all space is not a secret", "a b", "a b", []string{" "}},
+	} {
+		var vals []secrets.Value
+		for _, v := range tc.values {
+			vals = append(vals, secrets.NewValue(v))
+		}
+		if got := secrets.Redact(tc.in, vals...); got != tc.want {
+			t.Errorf("%s: Redact = %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
 func TestEnvProvider(t *testing.T) {
 	t.Parallel()
 	r := secrets.NewResolver(secrets.Options{Env: envMap(map[string]string{"HCLOUD_TOKEN": secret, "EMPTY": ""})})

@@ -19,6 +19,7 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"github.com/ohmytalos/ohmytalos/internal/doctor"
+	"github.com/ohmytalos/ohmytalos/ui/theme"
 )
 
 // RunFunc runs the checks named by ids (all of them when ids is empty),
@@ -76,8 +77,7 @@ func Run(ctx context.Context, run func(ctx context.Context, ids []string, report
 	if r == nil {
 		r = lipgloss.NewRenderer(os.Stdout)
 	}
-	r.ColorProfile() // query the terminal before the program reads it
-	r.HasDarkBackground()
+	theme.Prepare(r, o.NoColor, theme.QueryTimeout) // before the program reads the terminal
 	m := newModel(ctx, run, checks, o, r)
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx))
 	_, err := p.Run()

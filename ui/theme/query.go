@@ -1,0 +1,112 @@
+package theme
+
+import (
+	"bytes"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/term"
+	"github.com/muesli/termenv"
+)
+
+// QueryTimeout bounds the wait for the terminal's answer in Prepare. A
+// terminal that answers at all answers within milliseconds; one that does
+// not would otherwise hold the first frame for termenv's 5 s (OSCTimeout
+// in termenv v0.16.0 termenv_unix.go).
+const QueryTimeout = 500 * time.Millisecond
+
+// Prepare settles what r would otherwise ask the terminal lazily, from the
+// first View, while bubbletea reads the same terminal: the colour profile
+// (from the environment) and whether the background is dark. Under noColor
+// nothing is asked. Else the background is asked once on the controlling
+// terminal, waiting at most timeout; without an answer the background is
+// taken as dark, as termenv does.
+func Prepare(r *lipgloss.Renderer, noColor bool, timeout time.Duration) {
+	if noColor {
+		r.SetColorProfile(termenv.Ascii)
+		r.SetHasDarkBackground(true)
+		return
+	}
+	r.ColorProfile() // environment only: TERM, COLORTERM, NO_COLOR
+	dark := true
+	if tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err == nil {
+		if st, err := term.MakeRaw(tty.Fd()); err == nil {
+			if d, ok := queryDark(tty, timeout); ok {
+				dark = d
+			}
+			_ = term.Restore(tty.Fd(), st)
+		}
+		_ = tty.Close()
+	}
+	r.SetHasDarkBackground(dark)
+}
+
+// deadlineReadWriter is a terminal that can stop a read at a deadline.
+type deadlineReadWriter interface {
+	io.ReadWriter
+	SetReadDeadline(time.Time) error
+}
+
+// queryDark asks for the background colour (OSC 11) followed by the
+// primary device attributes (DA1), which every terminal answers: the DA1
+// answer ends the wait early on a terminal without OSC 11. It reports
+// whether the background is dark, and whether the terminal said.
+func queryDark(t deadlineReadWriter, timeout time.Duration) (dark, ok bool) {
+	if err := t.SetReadDeadline(time.Now().Add(timeout)); err != nil {
+		return false, false // cannot bound the wait: do not ask at all
+	}
+	defer func() { _ = t.SetReadDeadline(time.Time{}) }()
+	if _, err := io.WriteString(t, "\x1b]11;?\x07\x1b[c"); err != nil {
+		return false, false
+	}
+	var got []byte
+	buf := make([]byte, 256)
+	for !bytes.Contains(got, []byte("\x1b[?")) || !endsDA1(got) {
+		n, err := t.Read(buf)
+		got = append(got, buf[:n]...)
+		if err != nil {
+			break
+		}
+	}
+	return parseBackground(string(got))
+}
+
+// endsDA1 reports whether the DA1 answer (ESC [ ? ... c) is complete.
+func endsDA1(b []byte) bool {
+	i := bytes.LastIndex(b, []byte("\x1b[?"))
+	return i >= 0 && bytes.IndexByte(b[i:], 'c') >= 0
+}
+
+// parseBackground reads an OSC 11 answer, "ESC ] 11 ; rgb:RRRR/GGGG/BBBB"
+// ended by BEL or ESC \, and reports whether that colour is dark.
+func parseBackground(s string) (dark, ok bool) {
+	_, rest, found := strings.Cut(s, "\x1b]11;rgb:")
+	if !found {
+		return false, false
+	}
+	if end := strings.IndexAny(rest, "\x07\x1b"); end >= 0 {
+		rest = rest[:end]
+	}
+	parts := strings.Split(rest, "/")
+	if len(parts) != 3 {
+		return false, false
+	}
+	var rgb [3]float64
+	for i, p := range parts {
+		if p == "" || len(p) > 4 {
+			return false, false
+		}
+		v, err := strconv.ParseUint(p, 16, 16)
+		if err != nil {
+			return false, false
+		}
+		rgb[i] = float64(v) / float64(uint64(1)<<(4*len(p))-1)
+	}
+	// Relative luminance (ITU-R BT.709 weights).
+	l := 0.2126*rgb[0] + 0.7152*rgb[1] + 0.0722*rgb[2]
+	return l < 0.5, true
+}
