@@ -23,7 +23,7 @@ when no build is running: it cannot tell a leftover from a build in progress
 in another process. Finished snapshots are never touched.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.withRuntime(cmd.Context(), "", func(s *spec.Spec, rt *runtime) error {
+			return g.withRuntime(cmd.Context(), "ohmytalos images sweep", func(s *spec.Spec, rt *runtime) error {
 				return sweepImages(cmd, s, rt)
 			})
 		},
