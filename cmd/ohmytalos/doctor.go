@@ -79,7 +79,7 @@ Checks: ` + strings.Join(checkIDs(), ", "),
 			}
 			results := run(cmd.Context(), ids, nil)
 			if asJSON {
-				err = doctor.WriteJSON(out, results)
+				err = doctor.WriteJSON(out, results, doctor.JSONOptions{Sandbox: rt.deps.Sandbox, Notes: notes})
 			} else {
 				err = doctor.WriteText(out, results)
 			}
@@ -94,7 +94,7 @@ Checks: ` + strings.Join(checkIDs(), ", "),
 	}
 	f := c.Flags()
 	f.StringSliceVar(&checks, "check", nil, "run only these checks (comma-separated IDs)")
-	f.BoolVar(&asJSON, "json", false, "one JSON object per check: id, title, status, evidence, explanation, fix")
+	f.BoolVar(&asJSON, "json", false, "print one JSON document: schema_version, summary, exit_code and checks (id, title, status, evidence, explanation, fix); see docs/json.md")
 	f.StringSliceVar(&o.Domains, "domain", nil, "a public domain of the cluster to check (repeatable; adds to the spec's domains)")
 	f.StringVar(&o.Resolver, "resolver", "", "DNS server to ask, HOST:PORT (default: the system resolver)")
 	f.StringVar(&o.RepoDir, "repo", "", "your GitOps repository (helmfile, SOPS and Cilium values checks)")
