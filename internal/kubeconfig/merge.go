@@ -7,7 +7,6 @@
 package kubeconfig
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -52,7 +51,8 @@ type Result struct {
 
 // Merge merges data into the kubeconfig at path (created if missing),
 // switches the current context to the new cluster's and reports what it
-// did. now names the backup (PATH.bak-YYYYMMDDTHHMMSSZ).
+// did. The file is edited as a YAML tree, so its comments and the order of
+// its entries stay. now names the backup (PATH.bak-YYYYMMDDTHHMMSSZ).
 func Merge(path string, data []byte, now time.Time) (Result, error) {
 	var in doc
 	if err := yaml.Unmarshal(data, &in); err != nil {
@@ -66,25 +66,16 @@ func Merge(path string, data []byte, now time.Time) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	var res Result
-	clusters := mergeNamed(cur, in, "clusters", "cluster", nil, &res.Renamed)
-	users := mergeNamed(cur, in, "users", "user", nil, &res.Renamed)
-	contexts := mergeNamed(cur, in, "contexts", "context", func(m map[string]any) map[string]any {
-		return remapContext(m, clusters, users)
-	}, &res.Renamed)
-	if ctx, _ := in["current-context"].(string); ctx != "" {
-		res.Context = ctx
-		if n := contexts[ctx]; n != "" {
-			res.Context = n
-		}
-		cur["current-context"] = res.Context
+	res, changed, err := mergeInto(cur, in)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w", target, err)
 	}
-	out, err := yaml.Marshal(cur)
+	if old != nil && !changed {
+		return res, nil
+	}
+	out, err := cur.encode()
 	if err != nil {
 		return Result{}, fmt.Errorf("encode the merged kubeconfig: %w", err)
-	}
-	if old != nil && bytes.Equal(old, out) {
-		return res, nil
 	}
 	if old != nil {
 		res.Backup = target + ".bak-" + now.UTC().Format("20060102T150405Z")
@@ -98,24 +89,52 @@ func Merge(path string, data []byte, now time.Time) (Result, error) {
 	return res, nil
 }
 
+// mergeInto adds in's clusters, users and contexts to cur and switches
+// its current context; changed is false when cur already held them all.
+func mergeInto(cur *tree, in doc) (res Result, changed bool, err error) {
+	clusters, c1, err := mergeNamed(cur, in, "clusters", "cluster", nil, &res.Renamed)
+	if err != nil {
+		return Result{}, false, err
+	}
+	users, c2, err := mergeNamed(cur, in, "users", "user", nil, &res.Renamed)
+	if err != nil {
+		return Result{}, false, err
+	}
+	contexts, c3, err := mergeNamed(cur, in, "contexts", "context", func(m map[string]any) map[string]any {
+		return remapContext(m, clusters, users)
+	}, &res.Renamed)
+	if err != nil {
+		return Result{}, false, err
+	}
+	changed = c1 || c2 || c3
+	if ctx, _ := in["current-context"].(string); ctx != "" {
+		res.Context = ctx
+		if n := contexts[ctx]; n != "" {
+			res.Context = n
+		}
+		if cur.scalar("current-context") != res.Context {
+			cur.setScalar("current-context", res.Context)
+			changed = true
+		}
+	}
+	return res, changed, nil
+}
+
 // load reads the kubeconfig at path: its bytes (nil when missing) and its
-// document (an empty config when missing).
-func load(path string) ([]byte, doc, error) {
-	cur := doc{"apiVersion": "v1", "kind": "Config", "preferences": map[string]any{}}
+// tree (an empty config when missing or empty).
+func load(path string) ([]byte, *tree, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, cur, nil
+		return nil, newTree(), nil
 	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	if err := yaml.Unmarshal(b, &cur); err != nil {
+	t, err := parseTree(b)
+	if err != nil {
 		return nil, nil, fmt.Errorf("%s is not a kubeconfig (%v): fix or move it, or use --out", path, err)
 	}
-	if cur == nil {
-		cur = doc{"apiVersion": "v1", "kind": "Config"}
-	}
-	return b, cur, nil
+	return b, t, nil
 }
 
 func list(v any) []any {
@@ -132,17 +151,25 @@ func entryName(v any) (map[string]any, string) {
 // mergeNamed appends in's entries under key to cur's, keeping every
 // existing one. An entry equal to the existing one of the same name is
 // not added twice; a different one is renamed to a free NAME-N. It returns
-// the name each new entry has in the merged file. fix, when set, rewrites
-// an entry before it is compared (contexts name renamed clusters/users).
-func mergeNamed(cur, in doc, key, kind string, fix func(map[string]any) map[string]any, renamed *[]string) map[string]string {
+// the name each new entry has in the merged file, and whether it added
+// any. fix, when set, rewrites an entry before it is compared (contexts
+// name renamed clusters and users).
+func mergeNamed(cur *tree, in doc, key, kind string, fix func(map[string]any) map[string]any, renamed *[]string) (map[string]string, bool, error) {
+	seq, err := cur.list(key)
+	if err != nil {
+		return nil, false, err
+	}
 	have := map[string]any{}
-	merged := list(cur[key])
-	for _, e := range merged {
-		if _, n := entryName(e); n != "" {
-			have[n] = e
+	for _, e := range seq.Content {
+		var m map[string]any
+		if e.Decode(&m) == nil {
+			if n, _ := m["name"].(string); n != "" {
+				have[n] = m
+			}
 		}
 	}
 	names := map[string]string{}
+	added := false
 	for _, e := range list(in[key]) {
 		m, n := entryName(e)
 		if m == nil || n == "" {
@@ -160,12 +187,15 @@ func mergeNamed(cur, in doc, key, kind string, fix func(map[string]any) map[stri
 			*renamed = append(*renamed, fmt.Sprintf("%s %q -> %q", kind, n, name))
 			m = withName(m, name)
 		}
-		names[n] = name
-		have[name] = m
-		merged = append(merged, m)
+		var node yaml.Node
+		if err := node.Encode(m); err != nil {
+			return nil, false, fmt.Errorf("encode %s %q: %w", kind, name, err)
+		}
+		nameFirst(&node)
+		seq.Content = append(seq.Content, &node)
+		names[n], have[name], added = name, m, true
 	}
-	cur[key] = merged
-	return names
+	return names, added, nil
 }
 
 // freeName is n when unused, else the first free n-1, n-2, ...

@@ -237,3 +237,26 @@ func mustRead(t *testing.T, p string) []byte {
 	}
 	return b
 }
+
+func TestMergeKeepsCommentsAndOrder(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "config")
+	old := "# my clusters, by hand\napiVersion: v1\nkind: Config\nclusters:\n- name: z3k # production\n  cluster: {server: \"https://z3k:6443\"}\n" +
+		"users:\n- name: admin@z3k\n  user: {token: z3k-token}\ncontexts: []\ncurrent-context: \"\"\n"
+	os.WriteFile(p, []byte(old), 0o600)
+	if _, err := Merge(p, []byte(newCfg), now); err != nil {
+		t.Fatal(err)
+	}
+	s := string(mustRead(t, p))
+	for _, want := range []string{"# my clusters, by hand", "# production", "current-context: admin@demo"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("merged file lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Index(s, "z3k") > strings.Index(s, "name: demo") {
+		t.Errorf("existing entries no longer come first:\n%s", s)
+	}
+	k := read(t, p)
+	if len(k.Contexts) != 1 || k.server("demo") != "https://10.0.1.100:6443" || k.user("admin@z3k")["token"] != "z3k-token" {
+		t.Errorf("merged = %+v", k)
+	}
+}
