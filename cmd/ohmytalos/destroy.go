@@ -116,7 +116,7 @@ func writeConfigs(cmd *cobra.Command, rt *runtime, out string, redact bool) erro
 		if err != nil {
 			return err
 		}
-		fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (%s, %d bytes)\n", privatefile.Describe(p, target), rendered[n].Role, len(data))
+		fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %s, %d bytes\n", privatefile.Describe(p, target), rendered[n].Role, len(data))
 	}
 	return nil
 }
