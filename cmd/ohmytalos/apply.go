@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -38,10 +37,7 @@ place ("replace": apply reports it and leaves the resource). It changes nothing.
 func printPlan(cmd *cobra.Command, g *globals, s *spec.Spec, rt *runtime, asJSON bool) error {
 	plans, err := rt.engine.Plan(cmd.Context(), rt.env)
 	if asJSON {
-		if e := json.NewEncoder(cmd.OutOrStdout()).Encode(plans); e != nil {
-			return e
-		}
-		return err
+		return printPlanJSON(cmd, g, s, rt, plans, err)
 	}
 	out := cmd.OutOrStdout()
 	fmt.Fprintf(out, "cluster %s (%s)\n", s.Name, g.config)
@@ -80,6 +76,36 @@ func printPlan(cmd *cobra.Command, g *globals, s *spec.Spec, rt *runtime, asJSON
 				fmt.Fprintln(out, "   note: "+why)
 			}
 		}
+	}
+	return err
+}
+
+// printPlanJSON prints the plan document of docs/json.md; err is the
+// planning error, returned after the document is written.
+func printPlanJSON(cmd *cobra.Command, g *globals, s *spec.Spec, rt *runtime, plans []engine.Plan, err error) error {
+	doc := planJSON{
+		SchemaVersion: jsonSchemaVersion, Cluster: s.Name, Config: g.config, Sandbox: rt.deps.Sandbox,
+		Steps:    planSteps(plans, rt.engine.Steps(), rt.engine.Status(rt.env.State.Get(), s.Hash())),
+		Findings: findingsJSON(s.Findings()), Problems: spec.Problems{},
+	}
+	if err != nil {
+		doc.Error = rt.redact(err.Error())
+	}
+	cat, why := catalog(cmd.Context(), rt.deps, s)
+	doc.CostNote = why
+	if cat != nil {
+		if ps := steps.CheckServerTypes(s, cat); len(ps) > 0 {
+			doc.Problems = ps
+		}
+		if est, cerr := cat.Estimate(s.Usage()); cerr == nil {
+			j := est.JSON()
+			doc.Cost = &j
+		} else {
+			doc.CostNote = cerr.Error()
+		}
+	}
+	if e := writeJSON(cmd.OutOrStdout(), doc); e != nil {
+		return e
 	}
 	return err
 }

@@ -3,11 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ohmytalos/ohmytalos/internal/kubeconfig"
+	"github.com/ohmytalos/ohmytalos/internal/privatefile"
 )
 
 func newInitCmd(g *globals) *cobra.Command {
@@ -84,7 +85,8 @@ func newSecretOutCmd(g *globals, use, secret, short string, mergeable bool) *cob
 		Long: short + `.
 
 It is decrypted from the state directory with your age identity. Without
---out it prints to stdout; --out FILE writes it with mode 0600.`,
+--out it prints to stdout; --out FILE replaces FILE atomically with mode
+0600 (through a symlink, its target).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			s, err := g.loadSpec()
@@ -106,16 +108,17 @@ It is decrypted from the state directory with your age identity. Without
 				_, err = cmd.OutOrStdout().Write(data)
 				return err
 			}
-			if err := os.WriteFile(out, data, 0o600); err != nil {
-				return fmt.Errorf("write %s: %w", out, err)
+			target, err := privatefile.Write(out, data)
+			if err != nil {
+				return err
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s (mode 0600)\n", out)
+			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", privatefile.Describe(out, target))
 			return nil
 		},
 	}
 	c.Flags().StringVar(&out, "out", "", "write to this file instead of stdout")
 	if mergeable {
-		c.Flags().BoolVar(&merge, "merge", false, "merge into the default kubeconfig ($KUBECONFIG or ~/.kube/config) and switch to its context")
+		c.Flags().BoolVar(&merge, "merge", false, "merge into the default kubeconfig ($KUBECONFIG or ~/.kube/config, or --out) and switch to its context; existing entries are kept, new ones renamed NAME-1 on a conflict, the old file backed up")
 	}
 	return c
 }
@@ -131,10 +134,21 @@ func mergeKubeconfig(cmd *cobra.Command, data []byte, out string) error {
 		}
 		path = p
 	}
-	ctx, err := kubeconfig.Merge(path, data)
+	res, err := kubeconfig.Merge(path, data, time.Now())
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.ErrOrStderr(), "merged into %s; current context: %s\n", path, ctx)
+	w := cmd.ErrOrStderr()
+	if res.Written == "" {
+		fmt.Fprintf(w, "%s already holds this cluster; nothing changed; current context: %s\n", path, res.Context)
+		return nil
+	}
+	if res.Backup != "" {
+		fmt.Fprintf(w, "backed up the previous file to %s\n", res.Backup)
+	}
+	for _, r := range res.Renamed {
+		fmt.Fprintf(w, "renamed %s: the name was taken by a different entry, which is kept\n", r)
+	}
+	fmt.Fprintf(w, "merged into %s; current context: %s\n", privatefile.Describe(path, res.Written), res.Context)
 	return nil
 }

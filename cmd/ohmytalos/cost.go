@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -54,7 +53,11 @@ func runCost(cmd *cobra.Command, g *globals, asJSON bool, vat string) error {
 	}
 	out := cmd.OutOrStdout()
 	if asJSON {
-		return json.NewEncoder(out).Encode(est)
+		doc := costJSON{SchemaVersion: jsonSchemaVersion, Cluster: s.Name, Sandbox: d.Sandbox, EstimateJSON: est.JSON()}
+		if why != "" {
+			doc.PriceNote = why + "; using the offline price list"
+		}
+		return writeJSON(out, doc)
 	}
 	if d.Sandbox {
 		fmt.Fprintln(out, "SANDBOX: prices from the sandbox's price list; nothing is created")

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/privatefile"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/internal/talos"
 	"github.com/ohmytalos/ohmytalos/steps"
@@ -79,7 +80,7 @@ REDACTED for review or GitOps.`,
 			if out == "" {
 				return fmt.Errorf("--out DIR is required: the folder to write the configs to")
 			}
-			return g.withRuntime(cmd.Context(), "", func(s *spec.Spec, rt *runtime) error {
+			return g.withRuntime(cmd.Context(), "ohmytalos talos-config", func(s *spec.Spec, rt *runtime) error {
 				return writeConfigs(cmd, rt, out, redact)
 			})
 		},
@@ -111,10 +112,11 @@ func writeConfigs(cmd *cobra.Command, rt *runtime, out string, redact bool) erro
 			}
 		}
 		p := filepath.Join(out, n+".yaml")
-		if err := os.WriteFile(p, data, 0o600); err != nil {
+		target, err := privatefile.Write(p, data)
+		if err != nil {
 			return err
 		}
-		fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (%s, %d bytes)\n", p, rendered[n].Role, len(data))
+		fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %s, %d bytes\n", privatefile.Describe(p, target), rendered[n].Role, len(data))
 	}
 	return nil
 }

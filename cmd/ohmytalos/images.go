@@ -25,7 +25,7 @@ resources; those are kept and listed unless --force is given. Finished
 snapshots are never touched.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.withRuntime(cmd.Context(), "", func(s *spec.Spec, rt *runtime) error {
+			return g.withRuntime(cmd.Context(), "ohmytalos images sweep", func(s *spec.Spec, rt *runtime) error {
 				return sweepImages(cmd, s, rt, force)
 			})
 		},

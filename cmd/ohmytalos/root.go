@@ -68,7 +68,7 @@ func (g *globals) stateDirFor(name string) string {
 		return g.stateDir
 	}
 	if g.sandbox {
-		return filepath.Join(filepath.Dir(g.config), ".ohmytalos", "sandbox", name)
+		return g.sandboxStateDir(name)
 	}
 	return filepath.Join(filepath.Dir(g.config), ".ohmytalos", name)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
-	"github.com/ohmytalos/ohmytalos/internal/state"
 	"github.com/ohmytalos/ohmytalos/steps"
 )
 
@@ -50,7 +48,7 @@ func (g *globals) runtime(ctx context.Context, s *spec.Spec) (*runtime, error) {
 	if g.sandbox {
 		// The in-process sandbox starts empty every time: state from an
 		// earlier sandboxed run names resources that no longer exist.
-		if err := resetSandboxState(g.stateDirFor(s.Name)); err != nil {
+		if err := g.resetSandboxState(g.stateDirFor(s.Name), s.Name); err != nil {
 			rt.Close()
 			return nil, err
 		}
@@ -59,6 +57,12 @@ func (g *globals) runtime(ctx context.Context, s *spec.Spec) (*runtime, error) {
 	if err != nil {
 		rt.Close()
 		return nil, err
+	}
+	if g.sandbox {
+		if err := markSandboxState(st.Dir()); err != nil {
+			rt.Close()
+			return nil, err
+		}
 	}
 	deps, sb, closeDeps, err := g.deps(ctx, log)
 	if err != nil {
@@ -108,17 +112,6 @@ func sandboxDemoOptions(log *slog.Logger) sandbox.Options {
 		BootDelay: 3 * time.Second,
 		Log:       log,
 	}
-}
-
-// resetSandboxState clears an in-process sandbox's state directory.
-func resetSandboxState(dir string) error {
-	if !state.Exists(dir) {
-		return nil
-	}
-	if err := os.RemoveAll(dir); err != nil {
-		return fmt.Errorf("reset sandbox state %s: %w", dir, err)
-	}
-	return nil
 }
 
 // withRuntime loads the spec, builds the runtime and, when lock names a

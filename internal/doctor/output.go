@@ -7,28 +7,83 @@ import (
 	"strings"
 )
 
-// jsonResult fixes the JSON shape of one line: evidence is always a list.
-type jsonResult struct {
+// JSONSchemaVersion is the version of the doctor's JSON document
+// (docs/json.md); it changes only when a field changes meaning or goes away.
+const JSONSchemaVersion = 1
+
+// JSONReport is the doctor's --json document.
+type JSONReport struct {
+	SchemaVersion int          `json:"schema_version"`
+	Sandbox       bool         `json:"sandbox"`
+	Notes         []string     `json:"notes"`
+	Summary       JSONSummary  `json:"summary"`
+	ExitCode      int          `json:"exit_code"`
+	Checks        []JSONResult `json:"checks"`
+}
+
+// JSONSummary counts the checks per status.
+type JSONSummary struct {
+	Total int `json:"total"`
+	Pass  int `json:"pass"`
+	Warn  int `json:"warn"`
+	Fail  int `json:"fail"`
+	Error int `json:"error"`
+	Skip  int `json:"skip"`
+}
+
+// JSONResult is one check in the JSON document: evidence is always a list;
+// a skipped check gives its reason in explanation.
+type JSONResult struct {
 	ID          string   `json:"id"`
 	Title       string   `json:"title"`
 	Status      Status   `json:"status"`
 	Evidence    []string `json:"evidence"`
 	Explanation string   `json:"explanation"`
 	Fix         string   `json:"fix"`
+	DurationMS  int64    `json:"duration_ms"`
 }
 
-// WriteJSON writes one JSON object per result and line, with the fields id,
-// title, status, evidence, explanation and fix.
-func WriteJSON(w io.Writer, rs []Result) error {
-	enc := json.NewEncoder(w)
+// JSONOptions is what the document says besides the results.
+type JSONOptions struct {
+	// Sandbox is set when the checks ran against the sandbox.
+	Sandbox bool
+	// Notes are the notes on missing sources (printed to stderr in text).
+	Notes []string
+}
+
+// Report builds the JSON document of rs.
+func Report(rs []Result, o JSONOptions) JSONReport {
+	rep := JSONReport{
+		SchemaVersion: JSONSchemaVersion, Sandbox: o.Sandbox, Notes: append([]string{}, o.Notes...),
+		ExitCode: ExitCode(rs), Checks: make([]JSONResult, 0, len(rs)),
+	}
 	for _, r := range rs {
-		ev := r.Evidence
-		if ev == nil {
-			ev = []string{}
+		ev := append([]string{}, r.Evidence...)
+		rep.Checks = append(rep.Checks, JSONResult{ID: r.ID, Title: r.Title, Status: r.Status, Evidence: ev,
+			Explanation: r.Explanation, Fix: r.Fix, DurationMS: r.Duration.Milliseconds()})
+		rep.Summary.Total++
+		switch r.Status {
+		case StatusPass:
+			rep.Summary.Pass++
+		case StatusWarn:
+			rep.Summary.Warn++
+		case StatusFail:
+			rep.Summary.Fail++
+		case StatusError:
+			rep.Summary.Error++
+		case StatusSkip:
+			rep.Summary.Skip++
 		}
-		if err := enc.Encode(jsonResult{ID: r.ID, Title: r.Title, Status: r.Status, Evidence: ev, Explanation: r.Explanation, Fix: r.Fix}); err != nil {
-			return fmt.Errorf("write doctor result %s as JSON: %w", r.ID, err)
-		}
+	}
+	return rep
+}
+
+// WriteJSON writes the results as one JSON document (docs/json.md).
+func WriteJSON(w io.Writer, rs []Result, o JSONOptions) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(Report(rs, o)); err != nil {
+		return fmt.Errorf("write the doctor report as JSON: %w", err)
 	}
 	return nil
 }

@@ -106,6 +106,9 @@ func joinIDs(registry []Check) string {
 // goroutine so that a check ignoring its context still cannot hold up the
 // report past the deadline.
 func runOne(ctx context.Context, env *Env, c Check) Result {
+	if reason, ok := env.Skip[c.ID]; ok {
+		return Result{ID: c.ID, Title: c.Title, Status: StatusSkip, Explanation: reason}
+	}
 	timeout := c.Timeout
 	if timeout <= 0 {
 		timeout = DefaultTimeout

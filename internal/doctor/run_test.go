@@ -123,27 +123,32 @@ func TestWriteJSONAndText(t *testing.T) {
 		{ID: "etcd", Title: "etcd", Status: StatusPass},
 	}
 	var b bytes.Buffer
-	if err := WriteJSON(&b, rs); err != nil {
+	if err := WriteJSON(&b, rs, JSONOptions{Notes: []string{"no kubeconfig"}}); err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
-	if len(lines) != 2 {
-		t.Fatalf("want one line per result:\n%s", b.String())
+	var rep JSONReport
+	if err := json.Unmarshal(b.Bytes(), &rep); err != nil {
+		t.Fatalf("not one JSON document: %v\n%s", err, b.String())
 	}
-	var got map[string]any
-	if err := json.Unmarshal([]byte(lines[1]), &got); err != nil {
-		t.Fatal(err)
+	if rep.SchemaVersion != 1 || rep.ExitCode != 1 || len(rep.Notes) != 1 || len(rep.Checks) != 2 {
+		t.Errorf("report = %+v", rep)
 	}
-	for _, k := range []string{"id", "title", "status", "evidence", "explanation", "fix"} {
+	if rep.Summary != (JSONSummary{Total: 2, Pass: 1, Fail: 1}) {
+		t.Errorf("summary = %+v", rep.Summary)
+	}
+	var doc map[string]any
+	json.Unmarshal(b.Bytes(), &doc)
+	got := doc["checks"].([]any)[1].(map[string]any)
+	for _, k := range []string{"id", "title", "status", "evidence", "explanation", "fix", "duration_ms"} {
 		if _, ok := got[k]; !ok {
-			t.Errorf("line lacks %q: %s", k, lines[1])
+			t.Errorf("check lacks %q: %v", k, got)
 		}
 	}
 	if ev, ok := got["evidence"].([]any); !ok || len(ev) != 0 {
-		t.Errorf("evidence of a pass must be an empty list: %s", lines[1])
+		t.Errorf("evidence of a pass must be an empty list: %v", got)
 	}
-	if !strings.Contains(lines[0], `"status":"fail"`) || !strings.Contains(lines[0], `enp7s0`) {
-		t.Errorf("first line: %s", lines[0])
+	if first := rep.Checks[0]; first.Status != StatusFail || !strings.Contains(first.Evidence[0], "enp7s0") {
+		t.Errorf("first check: %+v", first)
 	}
 
 	b.Reset()

@@ -125,6 +125,9 @@ type Env struct {
 	LastSnapshot time.Time
 	// Now is the clock for age computations; nil means time.Now.
 	Now func() time.Time
+	// Skip names checks that cannot run with the sources at hand (e.g. no
+	// spec to compare against), with the reason: they skip without running.
+	Skip map[string]string
 	// Dialer opens the TCP connections of listener probes; nil means net.Dialer.
 	Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
 }

@@ -1,7 +1,9 @@
 // Package kubeconfig merges a cluster's kubeconfig into the operator's
-// default one, the way "talosctl kubeconfig" and "kubectl config" do:
-// entries with the same name are replaced, others are kept, and the
-// current context switches to the new cluster.
+// default one without losing anything: existing clusters, users and
+// contexts are kept; a new entry whose name is taken by a different entry
+// is renamed NAME-1, NAME-2, ... (as talosctl does: siderolabs/talos,
+// cmd/talosctl "kubeconfig --merge" with the rename decision); the old
+// file is backed up first; a symlinked file is written through its link.
 package kubeconfig
 
 import (
@@ -9,9 +11,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/ohmytalos/ohmytalos/internal/privatefile"
 )
 
 // DefaultPath is the first entry of $KUBECONFIG, else ~/.kube/config.
@@ -28,65 +34,107 @@ func DefaultPath() (string, error) {
 
 type doc = map[string]any
 
-// Merge merges data into the kubeconfig at path (created if missing) and
-// returns the context it switched to.
-func Merge(path string, data []byte) (string, error) {
+// Result says what a merge did.
+type Result struct {
+	// Context is the current context after the merge.
+	Context string
+	// Renamed lists the new entries that took another name, e.g.
+	// `user "admin@demo" -> "admin@demo-1"`.
+	Renamed []string
+	// Backup is the copy of the previous file ("" when there was none, or
+	// nothing changed).
+	Backup string
+	// Written is the file written: path, or its symlink's target ("" when
+	// nothing changed).
+	Written string
+}
+
+// Merge merges data into the kubeconfig at path (created if missing),
+// switches the current context to the new cluster's and reports what it
+// did. The file is edited as a YAML tree, so its comments and the order of
+// its entries stay. now names the backup (PATH.bak-YYYYMMDDTHHMMSSZ).
+func Merge(path string, data []byte, now time.Time) (Result, error) {
 	var in doc
 	if err := yaml.Unmarshal(data, &in); err != nil {
-		return "", fmt.Errorf("the cluster kubeconfig does not parse: %w", err)
+		return Result{}, fmt.Errorf("the cluster kubeconfig does not parse: %w", err)
 	}
-	cur := doc{"apiVersion": "v1", "kind": "Config", "preferences": map[string]any{}}
+	target, err := privatefile.Resolve(path)
+	if err != nil {
+		return Result{}, err
+	}
+	old, cur, err := load(target)
+	if err != nil {
+		return Result{}, err
+	}
+	res, changed, err := mergeInto(cur, in)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w", target, err)
+	}
+	if old != nil && !changed {
+		return res, nil
+	}
+	out, err := cur.encode()
+	if err != nil {
+		return Result{}, fmt.Errorf("encode the merged kubeconfig: %w", err)
+	}
+	if old != nil {
+		res.Backup = target + ".bak-" + now.UTC().Format("20060102T150405Z")
+		if _, err := privatefile.Write(res.Backup, old); err != nil {
+			return Result{}, fmt.Errorf("back up %s before merging (nothing was changed): %w", target, err)
+		}
+	}
+	if res.Written, err = privatefile.Write(target, out); err != nil {
+		return Result{}, err
+	}
+	return res, nil
+}
+
+// mergeInto adds in's clusters, users and contexts to cur and switches
+// its current context; changed is false when cur already held them all.
+func mergeInto(cur *tree, in doc) (res Result, changed bool, err error) {
+	clusters, c1, err := mergeNamed(cur, in, "clusters", "cluster", nil, &res.Renamed)
+	if err != nil {
+		return Result{}, false, err
+	}
+	users, c2, err := mergeNamed(cur, in, "users", "user", nil, &res.Renamed)
+	if err != nil {
+		return Result{}, false, err
+	}
+	contexts, c3, err := mergeNamed(cur, in, "contexts", "context", func(m map[string]any) map[string]any {
+		return remapContext(m, clusters, users)
+	}, &res.Renamed)
+	if err != nil {
+		return Result{}, false, err
+	}
+	changed = c1 || c2 || c3
+	if ctx, _ := in["current-context"].(string); ctx != "" {
+		res.Context = ctx
+		if n := contexts[ctx]; n != "" {
+			res.Context = n
+		}
+		if cur.scalar("current-context") != res.Context {
+			cur.setScalar("current-context", res.Context)
+			changed = true
+		}
+	}
+	return res, changed, nil
+}
+
+// load reads the kubeconfig at path: its bytes (nil when missing) and its
+// tree (an empty config when missing or empty).
+func load(path string) ([]byte, *tree, error) {
 	b, err := os.ReadFile(path)
-	switch {
-	case errors.Is(err, os.ErrNotExist):
-	case err != nil:
-		return "", fmt.Errorf("read %s: %w", path, err)
-	default:
-		if err := yaml.Unmarshal(b, &cur); err != nil {
-			return "", fmt.Errorf("%s is not a kubeconfig (%v): fix or move it, or use --out", path, err)
-		}
-		if cur == nil {
-			cur = doc{"apiVersion": "v1", "kind": "Config"}
-		}
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, newTree(), nil
 	}
-	for _, key := range []string{"clusters", "users", "contexts"} {
-		cur[key] = mergeNamed(list(cur[key]), list(in[key]))
-	}
-	ctx, _ := in["current-context"].(string)
-	if ctx != "" {
-		cur["current-context"] = ctx
-	}
-	out, err := yaml.Marshal(cur)
 	if err != nil {
-		return "", err
+		return nil, nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return "", err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".kubeconfig-*")
+	t, err := parseTree(b)
 	if err != nil {
-		return "", err
+		return nil, nil, fmt.Errorf("%s is not a kubeconfig (%v): fix or move it, or use --out", path, err)
 	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err != nil {
-		tmp.Close()
-		return "", err
-	}
-	if _, err := tmp.Write(out); err != nil {
-		tmp.Close()
-		return "", err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return "", err
-	}
-	if err := tmp.Close(); err != nil {
-		return "", err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return "", fmt.Errorf("write %s: %w", path, err)
-	}
-	return ctx, nil
+	return b, t, nil
 }
 
 func list(v any) []any {
@@ -94,26 +142,105 @@ func list(v any) []any {
 	return l
 }
 
-// mergeNamed replaces entries of cur whose name is in add, keeps the rest.
-func mergeNamed(cur, add []any) []any {
-	names := map[string]bool{}
-	for _, a := range add {
-		if m, ok := a.(map[string]any); ok {
-			if n, ok := m["name"].(string); ok {
-				names[n] = true
+func entryName(v any) (map[string]any, string) {
+	m, _ := v.(map[string]any)
+	n, _ := m["name"].(string)
+	return m, n
+}
+
+// mergeNamed appends in's entries under key to cur's, keeping every
+// existing one. An entry equal to the existing one of the same name is
+// not added twice; a different one is renamed to a free NAME-N. It returns
+// the name each new entry has in the merged file, and whether it added
+// any. fix, when set, rewrites an entry before it is compared (contexts
+// name renamed clusters and users).
+func mergeNamed(cur *tree, in doc, key, kind string, fix func(map[string]any) map[string]any, renamed *[]string) (map[string]string, bool, error) {
+	seq, err := cur.list(key)
+	if err != nil {
+		return nil, false, err
+	}
+	have := map[string]any{}
+	for _, e := range seq.Content {
+		var m map[string]any
+		if e.Decode(&m) == nil {
+			if n, _ := m["name"].(string); n != "" {
+				have[n] = m
 			}
 		}
 	}
-	var out []any
-	for _, c := range cur {
-		if m, ok := c.(map[string]any); ok {
-			if n, ok := m["name"].(string); ok && names[n] {
-				continue
-			}
+	names := map[string]string{}
+	added := false
+	for _, e := range list(in[key]) {
+		m, n := entryName(e)
+		if m == nil || n == "" {
+			continue
 		}
-		out = append(out, c)
+		if fix != nil {
+			m = fix(m)
+		}
+		if old, ok := have[n]; ok && reflect.DeepEqual(old, m) {
+			names[n] = n
+			continue
+		}
+		name := freeName(n, have)
+		if name != n {
+			*renamed = append(*renamed, fmt.Sprintf("%s %q -> %q", kind, n, name))
+			m = withName(m, name)
+		}
+		var node yaml.Node
+		if err := node.Encode(m); err != nil {
+			return nil, false, fmt.Errorf("encode %s %q: %w", kind, name, err)
+		}
+		nameFirst(&node)
+		seq.Content = append(seq.Content, &node)
+		names[n], have[name], added = name, m, true
 	}
-	return append(out, add...)
+	return names, added, nil
+}
+
+// freeName is n when unused, else the first free n-1, n-2, ...
+func freeName(n string, have map[string]any) string {
+	if _, ok := have[n]; !ok {
+		return n
+	}
+	for i := 1; ; i++ {
+		c := fmt.Sprintf("%s-%d", n, i)
+		if _, ok := have[c]; !ok {
+			return c
+		}
+	}
+}
+
+// withName is a copy of m named name.
+func withName(m map[string]any, name string) map[string]any {
+	c := make(map[string]any, len(m))
+	for k, v := range m {
+		c[k] = v
+	}
+	c["name"] = name
+	return c
+}
+
+// remapContext points a new context at the merged names of its cluster
+// and user.
+func remapContext(m map[string]any, clusters, users map[string]string) map[string]any {
+	ctx, _ := m["context"].(map[string]any)
+	if ctx == nil {
+		return m
+	}
+	c := make(map[string]any, len(ctx))
+	for k, v := range ctx {
+		c[k] = v
+	}
+	if n, ok := c["cluster"].(string); ok && clusters[n] != "" {
+		c["cluster"] = clusters[n]
+	}
+	if n, ok := c["user"].(string); ok && users[n] != "" {
+		c["user"] = users[n]
+	}
+	out := withName(m, m["name"].(string))
+	out["context"] = c
+	return out
 }
 
 // Server returns the API server URL of the current context's cluster.

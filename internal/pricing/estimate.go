@@ -68,6 +68,10 @@ type Estimate struct {
 	VATRate                             string
 	Notes                               []string
 	Label                               string
+	// Live is set when the prices came from the Hetzner API; AsOf dates
+	// the offline price list otherwise.
+	Live bool
+	AsOf string
 }
 
 // groupImages is the group of snapshot rows.
@@ -107,6 +111,7 @@ func (c *Catalog) Estimate(u Usage) (Estimate, error) {
 	}
 	e := b.finish()
 	e.Currency, e.VATRate, e.Label = c.Currency, vatText, c.Label()
+	e.Live, e.AsOf = c.Live, c.AsOf
 	e.Notes = append([]string{"Hetzner bills by the hour up to the monthly cap: a month of use costs the monthly price, less costs the hours used"},
 		b.notes...)
 	e.Notes = append(e.Notes, "gross = net + "+vatText+" % VAT, rounded per row", c.Label())

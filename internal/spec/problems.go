@@ -1,8 +1,11 @@
 package spec
 
 import (
+	"errors"
 	"fmt"
 	"strings"
+
+	"gopkg.in/yaml.v3"
 )
 
 // Problem is one thing wrong with a spec: the field path, why, and the fix.
@@ -40,4 +43,90 @@ func (ps Problems) Has(field string) bool {
 		}
 	}
 	return false
+}
+
+// decodeReporting decodes data into a Spec and returns every unknown key
+// and every value of the wrong type as problems instead of stopping at the
+// first, so that a typo never hides the spec's other problems. err is set
+// only when data is not YAML at all.
+func decodeReporting(data []byte) (*Spec, Problems, error) {
+	s, _, ps, err := decodeTree(data)
+	return s, ps, err
+}
+
+// decodeTree is decodeReporting that also returns the YAML tree.
+func decodeTree(data []byte) (*Spec, *yaml.Node, Problems, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil {
+		return nil, nil, nil, fmt.Errorf("spec is not valid YAML: %w", err)
+	}
+	ps := unknownKeys(&root)
+	s := &Spec{}
+	if len(root.Content) == 0 {
+		return s, &root, ps, nil
+	}
+	// yaml.v3 decodes what it can and lists every mismatch in one
+	// TypeError, leaving the mismatched fields empty.
+	err := root.Decode(s)
+	var te *yaml.TypeError
+	switch {
+	case errors.As(err, &te):
+		ps = append(ps, typeProblems(te)...)
+	case err != nil:
+		return nil, nil, nil, fmt.Errorf("spec has a value of the wrong type: %w", err)
+	}
+	return s, &root, ps, nil
+}
+
+// typeProblems turns yaml.v3's "line N: cannot unmarshal ..." messages
+// into problems that name the line.
+func typeProblems(te *yaml.TypeError) Problems {
+	ps := make(Problems, 0, len(te.Errors))
+	for _, e := range te.Errors {
+		field, reason, ok := strings.Cut(e, ": ")
+		if !ok || !strings.HasPrefix(field, "line ") {
+			field, reason = "spec", e
+		}
+		ps = append(ps, Problem{
+			Field:  field,
+			Reason: "a value of the wrong type (" + reason + ")",
+			Fix:    "write the kind of value docs/spec.md gives for this key (a number, a string, a list or a map)",
+		})
+	}
+	return ps
+}
+
+// explicitZeroProblems reports values the spec states as 0 where Default
+// would silently replace 0 with a default: "controlPlane: {count: 0}" must
+// be reported, not turned into three servers.
+func explicitZeroProblems(root *yaml.Node) Problems {
+	if len(root.Content) == 0 {
+		return nil
+	}
+	v := mappingValue(mappingValue(root.Content[0], "controlPlane"), "count")
+	if v == nil || v.Kind != yaml.ScalarNode {
+		return nil
+	}
+	var n int
+	if v.Decode(&n) != nil || n != 0 {
+		return nil
+	}
+	return Problems{{
+		Field:  "controlPlane.count",
+		Reason: fmt.Sprintf("0 control planes (line %d): a cluster needs at least one", v.Line),
+		Fix:    "use an odd number: 3 for high availability (1 for a throwaway cluster), or omit the key for 3",
+	}}
+}
+
+// mappingValue is the value of key in mapping node n, or nil.
+func mappingValue(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
 }

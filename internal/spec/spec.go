@@ -151,36 +151,32 @@ func Load(path string) (*Spec, error) {
 	return s, nil
 }
 
-// Parse decodes a spec, rejects unknown keys, fills defaults and validates.
-// A validation failure is returned as Problems.
+// Parse decodes a spec, fills defaults and validates. Unknown keys,
+// values of the wrong type and validation failures are all returned
+// together, as Problems.
 func Parse(data []byte) (*Spec, error) {
-	s, err := Decode(data)
+	s, root, ps, err := decodeTree(data)
 	if err != nil {
 		return nil, err
 	}
+	ps = append(ps, explicitZeroProblems(root)...)
 	s.Default()
-	if ps := s.Validate(); len(ps) > 0 {
+	ps = append(ps, s.Validate()...)
+	if len(ps) > 0 {
 		return s, ps
 	}
 	return s, nil
 }
 
-// Decode decodes a spec without defaults or validation; unknown keys are
-// reported with their path and a suggestion.
+// Decode decodes a spec without defaults or validation; unknown keys and
+// values of the wrong type are reported, all at once, as Problems.
 func Decode(data []byte) (*Spec, error) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, fmt.Errorf("spec is not valid YAML: %w", err)
+	s, ps, err := decodeReporting(data)
+	if err != nil {
+		return nil, err
 	}
-	if ps := unknownKeys(&root); len(ps) > 0 {
+	if len(ps) > 0 {
 		return nil, ps
-	}
-	s := &Spec{}
-	if len(root.Content) == 0 {
-		return s, nil
-	}
-	if err := root.Decode(s); err != nil {
-		return nil, fmt.Errorf("spec has a value of the wrong type: %w", err)
 	}
 	return s, nil
 }

@@ -71,6 +71,14 @@ func buildNodeMeta(g NodeGroup) (nodeMeta, error) {
 		if g.Storage {
 			nodeTags = []string{"storage"}
 			m.labels[LabelRole] = "storage"
+		}
+
+		// A pool that is no public load balancer target (storage pools
+		// included) carries the exclusion label: the hcloud CCM adds every
+		// node without it to every load balancer Service it manages (the
+		// service controller of kubernetes/cloud-provider, which the CCM
+		// runs, drops nodes carrying v1.LabelNodeExcludeBalancers).
+		if !g.LoadBalancer {
 			m.labels[LabelExcludeFromExternalLB] = "true"
 		}
 

@@ -40,6 +40,10 @@ type Options struct {
 	// Notes are shown under the list, e.g. why a whole source is missing
 	// ("Kubernetes checks skip: no kubeconfig yet").
 	Notes []string
+	// Only limits the screen to these check IDs (the command line's
+	// --check): only they are listed, run on start and rerun with r.
+	// Empty means every check.
+	Only []string
 	// Embedded makes q go back to the hosting program (a ClosedMsg)
 	// instead of quitting it.
 	Embedded bool

@@ -61,8 +61,14 @@ func newModel(ctx context.Context, run RunFunc, checks []doctor.Check, o Options
 	if m.height <= 0 {
 		m.height = 24
 	}
+	only := map[string]bool{}
+	for _, id := range o.Only {
+		only[id] = true
+	}
 	for _, c := range checks {
-		m.rows = append(m.rows, row{id: c.ID, title: c.Title, status: doctor.StatusPending})
+		if len(only) == 0 || only[c.ID] {
+			m.rows = append(m.rows, row{id: c.ID, title: c.Title, status: doctor.StatusPending})
+		}
 	}
 	m.spinner = spinner.New(spinner.WithSpinner(spinner.MiniDot), spinner.WithStyle(m.styles.Spinner))
 	m.viewport = viewport.New(m.width, m.bodyHeight())
@@ -87,10 +93,14 @@ func (m *Model) Results() []doctor.Result {
 func (m *Model) Init() tea.Cmd { return m.startRun(nil) }
 
 // startRun marks the rows of ids (all rows when empty) running and returns
-// the commands that run them and animate the spinner.
+// the commands that run them and animate the spinner. With Options.Only,
+// "all rows" is the checks it names.
 func (m *Model) startRun(ids []string) tea.Cmd {
 	if m.run == nil {
 		return nil
+	}
+	if len(ids) == 0 && len(m.opts.Only) > 0 {
+		ids = append([]string(nil), m.opts.Only...)
 	}
 	m.stop()
 	m.runID++

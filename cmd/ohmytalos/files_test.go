@@ -1,0 +1,134 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ohmytalos/ohmytalos/internal/state"
+)
+
+// TestTalosConfigWritesPrivateFilesThroughLinks checks that machine
+// configs replace older, wider files with 0600 ones, write a symlink's
+// target, and that the message says so.
+func TestTalosConfigWritesPrivateFilesThroughLinks(t *testing.T) {
+	dir := seedDir(t)
+	t.Setenv("HCLOUD_TOKEN", strings.Repeat("s", 64))
+	cfg := filepath.Join(dir, "ohmytalos.yaml")
+	outDir := filepath.Join(dir, "configs")
+	os.MkdirAll(filepath.Join(dir, "elsewhere"), 0o755)
+	os.MkdirAll(outDir, 0o755)
+	wide := filepath.Join(outDir, "controlplane.yaml")
+	os.WriteFile(wide, []byte("old"), 0o644)
+	os.Chmod(wide, 0o644)
+	target := filepath.Join(dir, "elsewhere", "worker.yaml")
+	os.WriteFile(target, []byte("old"), 0o644)
+	os.Chmod(target, 0o644)
+	os.Symlink(target, filepath.Join(outDir, "worker.yaml"))
+	out, err := run(t, "talos-config", "--config", cfg, "--out", outDir, "--redact")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, p := range []string{wide, target} {
+		if m := perm(t, p); m != 0o600 {
+			t.Errorf("%s mode %v, want 0600", p, m)
+		}
+	}
+	if fi, err := os.Lstat(filepath.Join(outDir, "worker.yaml")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the symlink was replaced: %v", err)
+	}
+	if !strings.Contains(out, "-> "+target+" (mode 0600)") {
+		t.Errorf("message does not name the link's target:\n%s", out)
+	}
+}
+
+func perm(t *testing.T, p string) os.FileMode {
+	t.Helper()
+	fi, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Mode().Perm()
+}
+
+// TestWritingCommandsTakeTheLock runs talos-config and images sweep while
+// another run holds the cluster's lock: both must refuse.
+func TestWritingCommandsTakeTheLock(t *testing.T) {
+	dir := seedDir(t)
+	t.Setenv("HCLOUD_TOKEN", strings.Repeat("s", 64))
+	cfg := filepath.Join(dir, "ohmytalos.yaml")
+	st, err := state.Open(filepath.Join(dir, ".ohmytalos", "demo"), "demo", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Lock("ohmytalos apply"); err != nil {
+		t.Fatal(err)
+	}
+	defer st.Unlock()
+	cases := [][]string{
+		{"talos-config", "--config", cfg, "--out", filepath.Join(dir, "configs")},
+		{"images", "sweep", "--config", cfg},
+	}
+	for _, args := range cases {
+		_, err := run(t, args...)
+		if !errors.Is(err, state.ErrLocked) || !strings.Contains(err.Error(), "ohmytalos apply") {
+			t.Errorf("%s while locked: %v", args[0], err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "configs")); err == nil {
+		t.Error("talos-config wrote configs while another run held the lock")
+	}
+}
+
+// TestKubeconfigMergeKeepsTheOperatorsEntries merges the sandbox cluster's
+// kubeconfig into a symlinked config that already holds other credentials.
+func TestKubeconfigMergeKeepsTheOperatorsEntries(t *testing.T) {
+	dir := seedDir(t)
+	cfg := filepath.Join(dir, "ohmytalos.yaml")
+	sdir := filepath.Join(dir, "sb")
+	kc := `{"apiVersion":"v1","kind":"Config","clusters":[{"name":"demo","cluster":{"server":"https://10.0.1.100:6443"}}],` +
+		`"users":[{"name":"admin@demo","user":{"client-key-data":"S0VZ"}}],` +
+		`"contexts":[{"name":"admin@demo","context":{"cluster":"demo","user":"admin@demo"}}],"current-context":"admin@demo"}`
+	st, err := state.Open(sdir, "demo", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := state.LoadKeyring(state.KeyFileCandidates(), state.DefaultNewKeyFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.SetKeyLoader(func() (*state.Keyring, error) { return keys, nil })
+	if err := st.PutSecret("kubeconfig", []byte(kc)); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(dir, "dotfiles", "kube")
+	os.MkdirAll(filepath.Dir(target), 0o755)
+	old := "apiVersion: v1\nkind: Config\nclusters:\n- name: demo\n  cluster: {server: https://z3k:6443}\n" +
+		"users:\n- name: admin@demo\n  user: {token: keep-me}\ncontexts:\n- name: admin@demo\n  context: {cluster: demo, user: admin@demo}\ncurrent-context: admin@demo\n"
+	os.WriteFile(target, []byte(old), 0o644)
+	os.Chmod(target, 0o644)
+	link := filepath.Join(dir, "home", ".kube", "config")
+	os.MkdirAll(filepath.Dir(link), 0o700)
+	os.Symlink(target, link)
+	t.Setenv("KUBECONFIG", link)
+	out, err := run(t, "kubeconfig", "--merge", "--config", cfg, "--state-dir", sdir)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	b, _ := os.ReadFile(target)
+	for _, want := range []string{"keep-me", "https://z3k:6443", "name: admin@demo-1", "current-context: admin@demo-1"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("merged file lacks %q:\n%s", want, b)
+		}
+	}
+	for _, want := range []string{"backed up the previous file to " + target + ".bak-", `user "admin@demo" -> "admin@demo-1"`, "-> " + target + " (mode 0600)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("message lacks %q:\n%s", want, out)
+		}
+	}
+	if m := perm(t, target); m != 0o600 {
+		t.Errorf("mode %v", m)
+	}
+}

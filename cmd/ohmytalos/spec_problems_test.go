@@ -1,0 +1,24 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestPlanReportsEveryProblemOfASpecWithATypo is issue 14's check: a
+// misspelled key no longer hides the layout and value problems.
+func TestPlanReportsEveryProblemOfASpecWithATypo(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "ohmytalos.yaml")
+	os.WriteFile(p, []byte("name: demo\ncontrolPlane:\n  count: 0\n  serverTyp: cpx22\n  subnet: 192.168.1.0/24\n"), 0o644)
+	_, err := run(t, "plan", "--config", p)
+	if err == nil {
+		t.Fatal("bad spec accepted")
+	}
+	for _, want := range []string{"controlPlane.serverTyp: unknown key", "controlPlane.count: 0 control planes", "controlPlane.subnet:", "outside the network"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+}
