@@ -50,8 +50,8 @@ type Sandbox struct {
 	Factory *factoryfake.Fake
 	Talos   *talosfake.Cluster
 
-	// HCloudURL, FactoryURL and Token are what clients need.
-	HCloudURL, FactoryURL, Token string
+	// HCloudURL, FactoryURL, IPEchoURL and Token are what clients need.
+	HCloudURL, FactoryURL, IPEchoURL, Token string
 	RescueSSHPort                int
 
 	opts    Options
@@ -99,7 +99,7 @@ func Start(ctx context.Context, o Options) (*Sandbox, error) {
 	}
 	s.ln = ln
 	base := "http://" + ln.Addr().String()
-	s.HCloudURL, s.FactoryURL = base+"/v1", base+"/factory"
+	s.HCloudURL, s.FactoryURL, s.IPEchoURL = base+"/v1", base+"/factory", base+"/ip"
 	s.Factory = factoryfake.New()
 	s.HCloud = hcloudfake.New(hcloudfake.Options{
 		Token: o.Token, ReadOnly: o.ReadOnly, ActionDuration: o.ActionDuration, Durations: o.Durations,
@@ -112,8 +112,9 @@ func Start(ctx context.Context, o Options) (*Sandbox, error) {
 	mux := http.NewServeMux()
 	mux.Handle("/v1/", http.StripPrefix("/v1", s.HCloud))
 	mux.Handle("/factory/", http.StripPrefix("/factory", s.Factory))
+	mux.HandleFunc("GET /ip", echoIP)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "ohmytalos sandbox: Hetzner API under /v1, Image Factory under /factory", http.StatusNotFound)
+		http.Error(w, "ohmytalos sandbox: Hetzner API under /v1, Image Factory under /factory, IP echo at /ip", http.StatusNotFound)
 	})
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = s.srv.Serve(ln) }()
@@ -126,9 +127,23 @@ func (s *Sandbox) Env() []string {
 		"HCLOUD_ENDPOINT=" + s.HCloudURL,
 		"HCLOUD_TOKEN=" + s.Token,
 		"OHMYTALOS_FACTORY_URL=" + s.FactoryURL,
+		"OHMYTALOS_IP_ECHO_URL=" + s.IPEchoURL,
 		fmt.Sprintf("OHMYTALOS_RESCUE_SSH_PORT=%d", s.RescueSSHPort),
 		"OHMYTALOS_SANDBOX=1",
 	}
+}
+
+// echoIP answers the caller's address as plain text, as public IP-echo
+// services do: in the sandbox the operator is whoever dials loopback, the
+// address the fake firewalls see.
+func echoIP(w http.ResponseWriter, r *http.Request) {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		http.Error(w, "no remote address", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	fmt.Fprintln(w, host)
 }
 
 // Close stops every fake and removes the temporary work dir.
