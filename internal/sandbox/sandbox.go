@@ -52,7 +52,7 @@ type Sandbox struct {
 
 	// HCloudURL, FactoryURL, IPEchoURL and Token are what clients need.
 	HCloudURL, FactoryURL, IPEchoURL, Token string
-	RescueSSHPort                int
+	RescueSSHPort                           int
 
 	opts    Options
 	log     *slog.Logger
