@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
 	"strings"
 
@@ -82,18 +81,18 @@ func (s *Pools) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error) 
 	for _, g := range placementGroups(sp) {
 		add(g.key, "placement-group", g.name, "spread")
 	}
-	add("firewall", "firewall", sp.Name, fmt.Sprintf("50000 and 6443 from %v", sp.Firewall.Allow))
+	fwAction := engine.ActionCreate
+	if _, ok := env.State.Resource("firewall"); ok {
+		fwAction = engine.ActionReuse
+	}
+	if err := s.d.planFirewall(ctx, env, &p, fwAction); err != nil {
+		return p, err
+	}
 	k, n, _ := ingressLB(sp)
 	add(k, "load-balancer", n, sp.LoadBalancer.Type+": 80, 443 -> pools with loadBalancer: true, over the private network")
 	if sp.Endpoint.Mode == spec.EndpointLoadBalancer {
 		k, n, _ := apiLB(sp)
 		add(k, "load-balancer", n, sp.LoadBalancer.Type+": 6443, 50000 -> control planes")
-	}
-	for _, a := range sp.Firewall.Allow {
-		if a == "0.0.0.0/0" || a == "::/0" {
-			p.Notes = append(p.Notes, "firewall.allow opens the Talos and Kubernetes APIs to the whole internet (they are mTLS-protected); restrict it to your address")
-			break
-		}
 	}
 	return p, nil
 }
@@ -252,30 +251,17 @@ func (s *Pools) placementGroup(ctx context.Context, c *hcloud.Client, env *engin
 	return pg, err
 }
 
-// firewallRules opens the Talos and Kubernetes APIs to firewall.allow.
-// Hetzner firewalls filter public traffic only, so the private network
-// (and the load balancer's private targets) stay open.
-func firewallRules(sp *spec.Spec) []hcloud.FirewallRule {
-	var src []net.IPNet
-	for _, a := range sp.Firewall.Allow {
-		if _, n, err := net.ParseCIDR(a); err == nil {
-			src = append(src, *n)
-		}
-	}
-	if len(src) == 0 {
-		return nil
-	}
-	rule := func(port, desc string) hcloud.FirewallRule {
-		return hcloud.FirewallRule{Direction: hcloud.FirewallRuleDirectionIn, Protocol: hcloud.FirewallRuleProtocolTCP,
-			Port: hcloud.Ptr(port), SourceIPs: src, Description: hcloud.Ptr(desc)}
-	}
-	return []hcloud.FirewallRule{rule("50000", "Talos API"), rule("6443", "Kubernetes API")}
-}
-
 func (s *Pools) firewall(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit) error {
 	sp := env.Spec
+	src, err := s.d.firewallSources(ctx, env)
+	if err != nil {
+		return err
+	}
+	if src.Stale != nil {
+		emit(engine.Event{Kind: engine.KindWarning, Resource: "firewall/" + sp.Name, Message: fmt.Sprintf("could not detect your address (%v): keeping %s", src.Stale, strings.Join(src.CIDRs, ", "))})
+	}
 	labels := firewallLabels(sp)
-	_, _, err := ensure(ctx, env, emit, s.Name(), "firewall", cloud.Selector(labels), resourceOps[*hcloud.Firewall]{
+	fw, created, err := ensure(ctx, env, emit, s.Name(), "firewall", cloud.Selector(labels), resourceOps[*hcloud.Firewall]{
 		kind: "firewall",
 		get: func(ctx context.Context, id int64) (*hcloud.Firewall, error) {
 			f, _, err := c.Firewall.GetByID(ctx, id)
@@ -286,7 +272,7 @@ func (s *Pools) firewall(ctx context.Context, c *hcloud.Client, env *engine.Env,
 		},
 		create: func(ctx context.Context) (*hcloud.Firewall, error) {
 			r, _, err := c.Firewall.Create(ctx, hcloud.FirewallCreateOpts{
-				Name: sp.Name, Labels: labels, Rules: firewallRules(sp),
+				Name: sp.Name, Labels: labels, Rules: firewallRules(src.CIDRs),
 				ApplyTo: []hcloud.FirewallResource{{
 					Type:          hcloud.FirewallResourceTypeLabelSelector,
 					LabelSelector: &hcloud.FirewallResourceLabelSelector{Selector: cloud.ClusterSelector(sp.Name)},
@@ -306,7 +292,15 @@ func (s *Pools) firewall(ctx context.Context, c *hcloud.Client, env *engine.Env,
 		name:  func(f *hcloud.Firewall) string { return f.Name },
 		isNil: func(f *hcloud.Firewall) bool { return f == nil },
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	if !created {
+		if err := s.d.syncFirewallRules(ctx, c, fw, firewallRules(src.CIDRs), emit); err != nil {
+			return err
+		}
+	}
+	return src.record(env)
 }
 
 // loadBalancer ensures a load balancer in the network with a label-selector

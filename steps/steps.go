@@ -16,6 +16,7 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/myip"
 	"github.com/ohmytalos/ohmytalos/internal/secrets"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/internal/talos"
@@ -41,6 +42,10 @@ type Deps struct {
 	PollInterval time.Duration
 	// Timeouts for waiting on nodes (default 15 minutes).
 	NodeTimeout time.Duration
+	// IPEchoURL is the IP-echo service that finds the operator's address
+	// for the firewall (the sandbox's; else $OHMYTALOS_IP_ECHO_URL or the
+	// public default, see internal/myip).
+	IPEchoURL string
 
 	// lookupMu serializes secret lookups and client creation: steps run
 	// concurrently, and one bw unlock prompt or API client is enough.
@@ -49,6 +54,7 @@ type Deps struct {
 	values   map[string]secrets.Value
 	client   *hcloud.Client
 	rendered map[string]map[string]talos.Rendered // spec hash/state dir -> configs
+	operator map[string]myip.Addresses            // echo URLs -> the operator's address
 }
 
 // Redact replaces every looked-up secret value in s.
