@@ -77,7 +77,11 @@ func DoctorEnv(ctx context.Context, d *Deps, env *engine.Env, o DoctorOptions) (
 		de.Talos = ts
 		closeAll = ts.close
 	}
-	if kc, err := env.State.Secret(secretKubeconfig); err != nil {
+	kc, kerr := env.State.Secret(secretKubeconfig)
+	if kerr == nil {
+		de.Kubeconfig = kc // the one bootstrap stored: kubeconfig-reachable dials its servers
+	}
+	if kerr != nil {
 		notes = append(notes, "Kubernetes checks skip: no kubeconfig yet")
 	} else if ks, err := kubesource.New(kc, ""); err != nil {
 		notes = append(notes, "Kubernetes checks skip: "+err.Error())
