@@ -210,3 +210,16 @@ func sameSet(a, b []string) bool {
 	slices.Sort(b)
 	return slices.Equal(a, b)
 }
+
+// OperatorSources detects the operator's address for the wizard: the
+// firewall source ranges (IPv4 /32, IPv6 /64) and the echo services asked.
+// The wizard records them in firewall.allow, so plan and apply use exactly
+// what the operator saw and confirmed.
+func OperatorSources(ctx context.Context, d *Deps, sp *spec.Spec) (sources []string, from string, err error) {
+	urls := d.echoURLs(sp)
+	a, err := d.operatorAddress(ctx, urls)
+	if err != nil {
+		return nil, strings.Join(urls, ", "), err
+	}
+	return a.Sources(), strings.Join(urls, ", "), nil
+}
