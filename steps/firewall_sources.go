@@ -122,7 +122,11 @@ func (d *Deps) planFirewall(ctx context.Context, env *engine.Env, p *engine.Plan
 	sp := env.Spec
 	src, err := d.firewallSources(ctx, env)
 	if err != nil {
-		return err
+		// Plan stays useful offline (as with prices); apply fails with
+		// the same error.
+		p.Items = append(p.Items, engine.PlanItem{Action: action, Kind: "firewall", Name: sp.Name, Detail: "50000 and 6443 from your address (not detected yet)"})
+		p.Notes = append(p.Notes, "apply will fail: "+err.Error())
+		return nil
 	}
 	detail := "50000 and 6443 from " + strings.Join(src.CIDRs, ", ")
 	if src.Detected {

@@ -129,15 +129,18 @@ func TestFirewallPlanNotes(t *testing.T) {
 	env := w.env(t)
 	d := w.deps()
 	d.IPEchoURL = "http://127.0.0.1:1/ip"
-	_, err := (&Pools{d}).Plan(context.Background(), env)
-	if err == nil || !strings.Contains(err.Error(), "firewall.allow") || !strings.Contains(err.Error(), "http://127.0.0.1:1/ip") {
-		t.Errorf("undetectable address: err = %v", err)
+	p := planItems(t, d, env)
+	if len(p.Notes) != 1 || !strings.Contains(p.Notes[0], "firewall.allow") || !strings.Contains(p.Notes[0], "http://127.0.0.1:1/ip") {
+		t.Errorf("undetectable address: notes = %v", p.Notes)
+	}
+	if _, err := d.firewallSources(context.Background(), env); err == nil || !strings.Contains(err.Error(), "firewall.allow") {
+		t.Errorf("apply's sources: err = %v, want the error naming firewall.allow", err)
 	}
 
 	open := *w.spec
 	open.Firewall.Allow = []string{"0.0.0.0/0", "::/0"}
 	env.Spec = &open
-	p := planItems(t, d, env)
+	p = planItems(t, d, env)
 	if len(p.Notes) != 1 || !strings.Contains(p.Notes[0], "whole internet") {
 		t.Errorf("open firewall notes = %v", p.Notes)
 	}
