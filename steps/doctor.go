@@ -77,16 +77,15 @@ func DoctorEnv(ctx context.Context, d *Deps, env *engine.Env, o DoctorOptions) (
 		de.Talos = ts
 		closeAll = ts.close
 	}
-	kc, kerr := env.State.Secret(secretKubeconfig)
-	if kerr == nil {
-		de.Kubeconfig = kc // the one bootstrap stored: kubeconfig-reachable dials its servers
-	}
-	if kerr != nil {
+	if kc, err := env.State.Secret(secretKubeconfig); err != nil {
 		notes = append(notes, "Kubernetes checks skip: no kubeconfig yet")
-	} else if ks, err := kubesource.New(kc, ""); err != nil {
-		notes = append(notes, "Kubernetes checks skip: "+err.Error())
 	} else {
-		de.Kube = ks
+		de.Kubeconfig = kc // kubeconfig-reachable dials the servers bootstrap stored
+		if ks, err := kubesource.New(kc, ""); err != nil {
+			notes = append(notes, "Kubernetes checks skip: "+err.Error())
+		} else {
+			de.Kube = ks
+		}
 	}
 	return de, closeAll, notes
 }
