@@ -78,6 +78,7 @@ func (c *cluster) deps() *steps.Deps {
 		Version:        "e2e",
 		Meter:          cloud.NewMeter(nil),
 		FactoryURL:     c.sb.FactoryURL,
+		IPEchoURL:      c.sb.IPEchoURL,
 		HTTP:           &http.Client{Timeout: time.Minute},
 		Sandbox:        true,
 		HCloudEndpoint: endpoint,

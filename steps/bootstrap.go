@@ -3,6 +3,7 @@ package steps
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/netip"
 	"strings"
 	"time"
@@ -157,10 +158,37 @@ func (s *Bootstrap) Apply(ctx context.Context, env *engine.Env, emit engine.Emit
 	if err != nil {
 		return fmt.Errorf("fetch kubeconfig: %w", err)
 	}
+	return s.d.storeKubeconfig(ctx, env, kc, nodes, emit)
+}
+
+// storeKubeconfig rewrites the kubeconfig Talos returned so it names an
+// address the operator's machine reaches (accessTargets), and stores it
+// encrypted: every later Kubernetes call (add-ons, doctor, kubeconfig
+// command) reads this one.
+func (d *Deps) storeKubeconfig(ctx context.Context, env *engine.Env, kc []byte, nodes []nodeAddr, emit engine.Emit) error {
+	if err := recordControlPlaneIPs(env, nodes); err != nil {
+		return err
+	}
+	targets, err := d.accessTargets(ctx, env, nodes)
+	if err != nil {
+		return err
+	}
+	kc, err = rewriteKubeconfig(kc, targets)
+	if err != nil {
+		return err
+	}
 	if err := env.State.PutSecret(secretKubeconfig, kc); err != nil {
 		return err
 	}
-	emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionCreate, Resource: "kubeconfig", Message: "stored encrypted in " + env.State.SecretPath(secretKubeconfig)})
+	where := "the VIP " + env.Spec.ControlPlane.VIP + " through Tailscale"
+	if len(targets) > 0 {
+		where = "https://" + net.JoinHostPort(targets[0].host, "6443")
+		if len(targets) > 1 {
+			where += fmt.Sprintf(" (and %d alternative contexts)", len(targets)-1)
+		}
+	}
+	emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionCreate, Resource: "kubeconfig",
+		Message: "names " + where + "; stored encrypted in " + env.State.SecretPath(secretKubeconfig)})
 	return nil
 }
 

@@ -158,6 +158,7 @@ func (d *Deps) clusterInput(ctx context.Context, env *engine.Env) (talos.Cluster
 			return talos.Cluster{}, err
 		}
 		c.TailscaleAuthKey = strings.TrimSpace(ts.Reveal())
+		c.TailscaleRoutes = []string{sp.Network.CIDR}
 	}
 	if sp.Endpoint.Mode == spec.EndpointLoadBalancer {
 		c.VIP = ""
@@ -169,6 +170,11 @@ func (d *Deps) clusterInput(ctx context.Context, env *engine.Env) (talos.Cluster
 		c.CertSANs = []string{ip}
 	} else {
 		c.Endpoint = sp.ControlPlane.VIP
+		// Talos already puts every node address in its own API server
+		// certificate (siderolabs/talos internal/app/machined/pkg/controllers/
+		// secrets/kubernetes_cert_sans.go: AppendIPs(nodeAddresses)); the
+		// recorded public addresses are listed explicitly too.
+		c.CertSANs = controlPlaneSANs(env)
 	}
 	return c, nil
 }

@@ -79,10 +79,13 @@ func DoctorEnv(ctx context.Context, d *Deps, env *engine.Env, o DoctorOptions) (
 	}
 	if kc, err := env.State.Secret(secretKubeconfig); err != nil {
 		notes = append(notes, "Kubernetes checks skip: no kubeconfig yet")
-	} else if ks, err := kubesource.New(kc, ""); err != nil {
-		notes = append(notes, "Kubernetes checks skip: "+err.Error())
 	} else {
-		de.Kube = ks
+		de.Kubeconfig = kc // kubeconfig-reachable dials the servers bootstrap stored
+		if ks, err := kubesource.New(kc, ""); err != nil {
+			notes = append(notes, "Kubernetes checks skip: "+err.Error())
+		} else {
+			de.Kube = ks
+		}
 	}
 	return de, closeAll, notes
 }

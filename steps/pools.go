@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
 	"strings"
 
@@ -102,10 +101,7 @@ func (s *Pools) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error) 
 			return p, err
 		}
 	}
-	fw := engine.PlanItem{Kind: "firewall", Name: sp.Name, Detail: fmt.Sprintf("50000 and 6443 from %v", sp.Firewall.Allow)}
-	if err := add(fw, keyFirewall, func() (engine.PlanItem, error) {
-		return planItem(ctx, env.State, keyFirewall, cloud.Selector(firewallLabels(sp)), firewallOps(c, sp), fw)
-	}); err != nil {
+	if err := s.d.planFirewall(ctx, env, &p, c, add); err != nil {
 		return p, err
 	}
 	for _, lb := range loadBalancerSpecs(sp) {
@@ -114,12 +110,6 @@ func (s *Pools) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error) 
 			return planItem(ctx, env.State, lb.key, cloud.Selector(lb.labels), loadBalancerOps(c, sp, lb, netw, nil, nil), item)
 		}); err != nil {
 			return p, err
-		}
-	}
-	for _, a := range sp.Firewall.Allow {
-		if a == "0.0.0.0/0" || a == "::/0" {
-			p.Notes = append(p.Notes, "firewall.allow opens the Talos and Kubernetes APIs to the whole internet (they are mTLS-protected); restrict it to your address")
-			break
 		}
 	}
 	return p, nil
@@ -292,27 +282,17 @@ func placementGroupOps(c *hcloud.Client, g pgSpec) resourceOps[*hcloud.Placement
 	}
 }
 
-// firewallRules opens the Talos and Kubernetes APIs to firewall.allow.
-// Hetzner firewalls filter public traffic only, so the private network
-// (and the load balancer's private targets) stay open.
-func firewallRules(sp *spec.Spec) []hcloud.FirewallRule {
-	var src []net.IPNet
-	for _, a := range sp.Firewall.Allow {
-		if _, n, err := net.ParseCIDR(a); err == nil {
-			src = append(src, *n)
-		}
-	}
-	if len(src) == 0 {
-		return nil
-	}
-	rule := func(port, desc string) hcloud.FirewallRule {
-		return hcloud.FirewallRule{Direction: hcloud.FirewallRuleDirectionIn, Protocol: hcloud.FirewallRuleProtocolTCP,
-			Port: hcloud.Ptr(port), SourceIPs: src, Description: hcloud.Ptr(desc)}
-	}
-	return []hcloud.FirewallRule{rule("50000", "Talos API"), rule("6443", "Kubernetes API")}
-}
-
 func (s *Pools) firewall(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit) error {
-	_, _, err := ensure(ctx, env, emit, s.Name(), keyFirewall, cloud.Selector(firewallLabels(env.Spec)), firewallOps(c, env.Spec))
-	return err
+	sp := env.Spec
+	src, err := s.d.firewallSources(ctx, env)
+	if err != nil {
+		return err
+	}
+	if src.Stale != nil {
+		emit(engine.Event{Kind: engine.KindWarning, Resource: "firewall/" + sp.Name, Message: fmt.Sprintf("could not detect your address (%v): keeping %s", src.Stale, strings.Join(src.CIDRs, ", "))})
+	}
+	if _, _, err := ensure(ctx, env, emit, s.Name(), keyFirewall, cloud.Selector(firewallLabels(sp)), firewallOps(c, sp, src.CIDRs)); err != nil {
+		return err
+	}
+	return src.record(env)
 }

@@ -26,11 +26,12 @@ const (
 	fieldService   = "service :" // + listen port
 )
 
-// firewallOps reconciles the firewall: its rules (set_rules), the label
-// selector it applies to (apply_to_resources) and its labels, all in place.
-func firewallOps(c *hcloud.Client, sp *spec.Spec) resourceOps[*hcloud.Firewall] {
+// firewallOps reconciles the firewall: its rules (set_rules) admitting
+// sources (see firewallSources), the label selector it applies to
+// (apply_to_resources) and its labels, all in place.
+func firewallOps(c *hcloud.Client, sp *spec.Spec, sources []string) resourceOps[*hcloud.Firewall] {
 	labels := firewallLabels(sp)
-	want := firewallRules(sp)
+	want := firewallRules(sources)
 	if want == nil {
 		want = []hcloud.FirewallRule{} // "rules": [] closes every port; null is refused
 	}

@@ -20,7 +20,7 @@ func SandboxDeps(sb *sandbox.Sandbox, log *slog.Logger, version string) *Deps {
 	}
 	return &Deps{
 		Log: log, Version: version, Sandbox: true, Meter: cloud.NewMeter(nil),
-		HCloudEndpoint: sb.HCloudURL, FactoryURL: sb.FactoryURL, SSHPort: sb.RescueSSHPort,
+		HCloudEndpoint: sb.HCloudURL, FactoryURL: sb.FactoryURL, SSHPort: sb.RescueSSHPort, IPEchoURL: sb.IPEchoURL,
 		HTTP: &http.Client{Timeout: 5 * time.Minute}, PollInterval: 200 * time.Millisecond,
 		Resolver: secrets.NewResolver(secrets.Options{Env: func(k string) (string, bool) {
 			if k == "HCLOUD_TOKEN" {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/myip"
 	"github.com/ohmytalos/ohmytalos/internal/secrets"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 )
@@ -41,6 +42,10 @@ type Deps struct {
 	PollInterval time.Duration
 	// Timeouts for waiting on nodes (default 15 minutes).
 	NodeTimeout time.Duration
+	// IPEchoURL is the IP-echo service that finds the operator's address
+	// for the firewall (the sandbox's; else $OHMYTALOS_IP_ECHO_URL or the
+	// public default, see internal/myip).
+	IPEchoURL string
 
 	clients clients
 }
@@ -58,7 +63,8 @@ type clients struct {
 	hcloud   map[string]*hcloud.Client
 	// retired are values dropped by forget, still redacted: messages
 	// carrying them may be on their way out.
-	retired []secrets.Value
+	retired  []secrets.Value
+	operator map[string]myip.Addresses // echo URLs -> the operator's address
 }
 
 // Redact replaces every looked-up secret value in s.

@@ -41,7 +41,7 @@ func TestFlowTeatest(t *testing.T) {
 	wait("snapshots ready")
 	press("enter")
 	wait("Network layout")
-	press("enter", "enter", "enter", "enter", "enter")
+	press("enter", "enter", "enter", "enter", "enter", "enter")
 	wait("Node pools")
 	press("down", "+")
 	wait("3 × cpx32")

@@ -32,6 +32,7 @@ func netFields() []netField {
 			func(s *spec.Spec) string { return s.ControlPlane.Subnet }, func(s *spec.Spec, v string) { s.ControlPlane.Subnet = v }},
 		{"controlPlane.vip", "API VIP", "10.0.1.100",
 			func(s *spec.Spec) string { return s.ControlPlane.VIP }, func(s *spec.Spec, v string) { s.ControlPlane.VIP = v }},
+		firewallField(),
 	}
 }
 
@@ -43,6 +44,7 @@ type networkScreen struct {
 	inputs []textinput.Model
 	focus  int
 	notice string
+	access accessState
 }
 
 func newNetwork(c *common) *networkScreen {
@@ -62,7 +64,7 @@ func (s *networkScreen) enter() tea.Cmd {
 		}
 	}
 	s.c.specChanged()
-	return nil
+	return s.startDetect()
 }
 
 func (s *networkScreen) capturing() bool { return true }
@@ -77,6 +79,10 @@ func (s *networkScreen) help() keyHelp {
 }
 
 func (s *networkScreen) update(msg tea.Msg) tea.Cmd {
+	if m, ok := msg.(OperatorAddressMsg); ok {
+		s.detected(m)
+		return nil
+	}
 	k, ok := msg.(tea.KeyMsg)
 	if !ok {
 		return nil
@@ -150,6 +156,9 @@ func (s *networkScreen) view() string {
 	}
 	if len(other) > 0 {
 		b.WriteString(st.Warn.Render(wrap(fmt.Sprintf("%d finding(s) on pool subnets (see the pools screen): %s: %s", len(other), other[0].Field, other[0].Message), c.width)) + "\n")
+	}
+	if note := s.accessNote(); note != "" {
+		b.WriteString(note + "\n")
 	}
 	if s.notice != "" {
 		b.WriteString(st.Bad.Render(s.notice) + "\n")

@@ -81,7 +81,7 @@ func TestFlowAgainstSandbox(t *testing.T) {
 	wait("snapshots ready", 60*time.Second)
 	press("enter")
 	wait("Network layout", 5*time.Second)
-	press("enter", "enter", "enter", "enter", "enter")
+	press("enter", "enter", "enter", "enter", "enter", "enter")
 	wait("Node pools", 5*time.Second)
 	press("down", "+")
 	wait("3 × cpx32", 5*time.Second)

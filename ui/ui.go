@@ -57,6 +57,11 @@ type Backend struct {
 	// Adapt turns a spec into the netplan layout and the pricing usage;
 	// DefaultAdapt is used when it is nil.
 	Adapt func(*spec.Spec) (netplan.Layout, pricing.Usage)
+	// OperatorAddress detects the operator's public address as firewall
+	// source ranges (and names the echo services asked); it is called in a
+	// tea.Cmd when the network screen opens with an empty firewall.allow.
+	// nil leaves firewall.allow empty (detected at plan time).
+	OperatorAddress func(ctx context.Context, s *spec.Spec) (sources []string, from string, err error)
 	// Redact scrubs secret values from engine events and errors; optional.
 	Redact func(string) string
 	// Doctor builds the doctor screen for the done screen's "d" key with

@@ -74,7 +74,7 @@ func TestNetworkFindingsOnEveryKeystroke(t *testing.T) {
 		t.Errorf("VIP 10.0.9.5 outside 10.0.1.0/24 has no finding; spec VIP %q", h.m.c.spec.ControlPlane.VIP)
 	}
 	// enter on the last field refuses to continue with errors.
-	h.Key("enter")
+	h.Key("tab", "enter")
 	h.Settle()
 	if h.m.active != scrNetwork {
 		t.Error("the wizard moved on with network errors")

@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -161,13 +163,16 @@ func TestTalosConfigRedacted(t *testing.T) {
 }
 
 func TestPlanAndCostCreateNoKey(t *testing.T) {
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("203.0.113.7")) }))
+	defer echo.Close()
+	t.Setenv("OHMYTALOS_IP_ECHO_URL", echo.URL) // no test reaches the internet
 	dir := seedDir(t)
 	cfg := filepath.Join(dir, "ohmytalos.yaml")
 	out, err := run(t, "plan", "--config", cfg)
 	if err != nil {
 		t.Fatalf("plan: %v\n%s", err, out)
 	}
-	for _, want := range []string{"1. Secrets", "7. Bootstrap", "cost:", "create  server         demo-cp-1"} {
+	for _, want := range []string{"1. Secrets", "7. Bootstrap", "cost:", "create  server         demo-cp-1", "203.0.113.7/32 (your address"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("plan lacks %q:\n%s", want, out)
 		}

@@ -64,6 +64,9 @@ func runInit(cmd *cobra.Command, g *globals) error {
 		Versions:   fc.Versions,
 		Adapt:      func(s *spec.Spec) (netplan.Layout, pricing.Usage) { return s.Layout(), s.Usage() },
 		Redact:     rt.redact,
+		OperatorAddress: func(ctx context.Context, s *spec.Spec) ([]string, string, error) {
+			return steps.OperatorSources(ctx, rt.deps, s)
+		},
 		Doctor: func(r *lipgloss.Renderer) tea.Model {
 			// Constructs only: the sources are gathered when the checks
 			// run, in the screen's command goroutine.

@@ -12,6 +12,7 @@ func Checks() []Check {
 		{ID: "mtu", Title: "MTUs fit Hetzner's private network (1450)", Timeout: 20 * time.Second, Run: checkMTU},
 		{ID: "lb-targets", Title: "load balancers have healthy targets", Timeout: 30 * time.Second, Run: checkLBTargets},
 		{ID: "images", Title: "Talos snapshots exist for every pool", Timeout: 30 * time.Second, Run: checkImages},
+		{ID: "kubeconfig-reachable", Title: "the kubeconfig's API servers answer from here", Timeout: 30 * time.Second, Run: checkKubeconfigReachable},
 		{ID: "provider-id", Title: "every node's providerID is hcloud://", Timeout: 20 * time.Second, Run: checkProviderID},
 		{ID: "cilium-talos", Title: "Cilium is configured for Talos", Timeout: 20 * time.Second, Run: checkCiliumTalos},
 		{ID: "dns-ipv6", Title: "AAAA records point at IPv6 listeners", Timeout: 30 * time.Second, Run: checkDNSIPv6},

@@ -88,7 +88,7 @@ func TestRunAllOnEmptyEnvSkips(t *testing.T) {
 }
 
 func TestChecksRegistry(t *testing.T) {
-	want := []string{"vip-link", "vip-claimed", "etcd", "mtu", "lb-targets", "images", "provider-id", "cilium-talos",
+	want := []string{"vip-link", "vip-claimed", "etcd", "mtu", "lb-targets", "images", "kubeconfig-reachable", "provider-id", "cilium-talos",
 		"dns-ipv6", "external-dns-owner", "helmfile-v1", "sops-rules"}
 	got := Checks()
 	if len(got) != len(want) {

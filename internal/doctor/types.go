@@ -109,6 +109,9 @@ type Env struct {
 	Cloud CloudSource
 	// Kube reads the Kubernetes API; nil skips those checks.
 	Kube KubeSource
+	// Kubeconfig is the operator's kubeconfig (YAML) whose servers the
+	// kubeconfig-reachable check dials; empty skips it.
+	Kubeconfig []byte
 	// Domains are the public names to check in DNS.
 	Domains []string
 	// Resolver is the DNS server as host:port; empty means the system resolver.

@@ -56,9 +56,9 @@ type Sandbox struct {
 	// BWServeURL and BWItemID are what a bw secret reference needs.
 	BWServeURL, BWItemID string
 
-	// HCloudURL, FactoryURL and Token are what clients need.
-	HCloudURL, FactoryURL, Token string
-	RescueSSHPort                int
+	// HCloudURL, FactoryURL, IPEchoURL and Token are what clients need.
+	HCloudURL, FactoryURL, IPEchoURL, Token string
+	RescueSSHPort                           int
 
 	opts    Options
 	log     *slog.Logger
@@ -105,7 +105,7 @@ func Start(ctx context.Context, o Options) (*Sandbox, error) {
 	}
 	s.ln = ln
 	base := "http://" + ln.Addr().String()
-	s.HCloudURL, s.FactoryURL = base+"/v1", base+"/factory"
+	s.HCloudURL, s.FactoryURL, s.IPEchoURL = base+"/v1", base+"/factory", base+"/ip"
 	s.Factory = factoryfake.New()
 	s.HCloud = hcloudfake.New(hcloudfake.Options{
 		Token: o.Token, ReadOnly: o.ReadOnly, ActionDuration: o.ActionDuration, Durations: o.Durations,
@@ -121,8 +121,9 @@ func Start(ctx context.Context, o Options) (*Sandbox, error) {
 	mux.Handle("/v1/", http.StripPrefix("/v1", s.HCloud))
 	mux.Handle("/factory/", http.StripPrefix("/factory", s.Factory))
 	mux.Handle("/bw/", http.StripPrefix("/bw", s.BW))
+	mux.HandleFunc("GET /ip", echoIP)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "ohmytalos sandbox: Hetzner API under /v1, Image Factory under /factory, bw serve under /bw", http.StatusNotFound)
+		http.Error(w, "ohmytalos sandbox: Hetzner API under /v1, Image Factory under /factory, bw serve under /bw, IP echo at /ip", http.StatusNotFound)
 	})
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = s.srv.Serve(ln) }()
@@ -135,6 +136,7 @@ func (s *Sandbox) Env() []string {
 		"HCLOUD_ENDPOINT=" + s.HCloudURL,
 		"HCLOUD_TOKEN=" + s.Token,
 		"OHMYTALOS_FACTORY_URL=" + s.FactoryURL,
+		"OHMYTALOS_IP_ECHO_URL=" + s.IPEchoURL,
 		fmt.Sprintf("OHMYTALOS_RESCUE_SSH_PORT=%d", s.RescueSSHPort),
 		"OHMYTALOS_SANDBOX=1",
 		BWServeURLEnv + "=" + s.BWServeURL,
@@ -151,6 +153,19 @@ const (
 
 // BWItemName is the name of the sandbox vault's item holding the token.
 const BWItemName = "ohmytalos sandbox hcloud token"
+
+// echoIP answers the caller's address as plain text, as public IP-echo
+// services do: in the sandbox the operator is whoever dials loopback, the
+// address the fake firewalls see.
+func echoIP(w http.ResponseWriter, r *http.Request) {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		http.Error(w, "no remote address", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	fmt.Fprintln(w, host)
+}
 
 // Close stops every fake and removes the temporary work dir.
 func (s *Sandbox) Close() error {

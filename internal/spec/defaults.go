@@ -21,6 +21,10 @@ const (
 	DefaultLBType            = "lb11"
 	EndpointVIP              = "vip"
 	EndpointLoadBalancer     = "loadbalancer"
+	// AccessPublic: the kubeconfig names the control planes' public addresses.
+	AccessPublic = "public"
+	// AccessTailscale: the kubeconfig keeps the VIP, reached through Tailscale.
+	AccessTailscale = "tailscale"
 )
 
 // zoneOf maps Hetzner locations to their network zone.
@@ -115,11 +119,11 @@ func (s *Spec) Default() {
 	if s.Endpoint.Mode == "" {
 		s.Endpoint.Mode = EndpointVIP
 	}
-	if s.Firewall.Allow == nil {
-		// Open until the operator narrows it: bootstrap must reach the Talos
-		// API on the public address; both APIs are mTLS-protected and plan
-		// warns about it.
-		s.Firewall.Allow = []string{"0.0.0.0/0", "::/0"}
+	// firewall.allow stays empty: the pools step admits only the operator's
+	// own address, detected at plan time (steps/firewall_sources.go).
+	// 0.0.0.0/0 appears only when the spec says so.
+	if s.Endpoint.Access == "" && s.Endpoint.Mode == EndpointVIP {
+		s.Endpoint.Access = AccessPublic
 	}
 	if s.PublicNetwork == nil {
 		s.PublicNetwork = &PublicNetwork{IPv4: true, IPv6: true}

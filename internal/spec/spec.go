@@ -90,14 +90,23 @@ type LoadBalancer struct {
 
 // Endpoint chooses how the operator reaches the Talos and Kubernetes APIs.
 type Endpoint struct {
-	// Mode is "vip" (the control-plane VIP, reached through Tailscale) or
+	// Mode is "vip" (the control-plane VIP inside the cluster) or
 	// "loadbalancer" (a second load balancer for 6443 and 50000).
 	Mode string `yaml:"mode,omitempty"`
+	// Access is how the operator's kubeconfig reaches the API in vip mode:
+	// "public" (the control planes' public addresses) or "tailscale" (the
+	// VIP, through the control planes' advertised subnet route).
+	Access string `yaml:"access,omitempty"`
 }
 
 // Firewall lists who may reach the Talos (50000) and Kubernetes (6443) APIs.
 type Firewall struct {
+	// Allow lists the source ranges; empty means the operator's own public
+	// address, detected from IPEchoURL (IPv4 /32, IPv6 /64).
 	Allow []string `yaml:"allow,omitempty"`
+	// IPEchoURL overrides the IP-echo services used to detect the
+	// operator's address (comma-separated URLs).
+	IPEchoURL string `yaml:"ipEchoURL,omitempty"`
 }
 
 // PublicNetwork says which public addresses servers get.

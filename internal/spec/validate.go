@@ -59,6 +59,7 @@ func (s *Spec) Validate() Problems {
 	if s.Endpoint.Mode != EndpointVIP && s.Endpoint.Mode != EndpointLoadBalancer {
 		add("endpoint.mode", fmt.Sprintf("%q is not an endpoint mode", s.Endpoint.Mode), `use "vip" (through Tailscale) or "loadbalancer"`)
 	}
+	s.validateAccess(add)
 	for i, c := range s.Firewall.Allow {
 		if _, err := netip.ParsePrefix(c); err != nil {
 			add(fmt.Sprintf("firewall.allow[%d]", i), fmt.Sprintf("%q is not a CIDR", c), `write an address range such as "203.0.113.7/32"`)

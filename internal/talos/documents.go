@@ -2,6 +2,7 @@ package talos
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/siderolabs/talos/pkg/machinery/cel"
 	"github.com/siderolabs/talos/pkg/machinery/cel/celenv"
@@ -107,13 +108,20 @@ func vipDocument(vip, link, token string) *network.HCloudVIPConfigV1Alpha1 {
 
 // tailscaleDocument configures the siderolabs/tailscale extension service.
 // TS_AUTH_ONCE keeps a rebooting node from logging in again with a
-// (possibly expired) auth key once it has joined the tailnet.
-func tailscaleDocument(authKey string) *extensions.ServiceConfigV1Alpha1 {
+// (possibly expired) auth key once it has joined the tailnet. TS_ROUTES
+// (read by tailscale's containerboot, which the extension runs) advertises
+// the private network as a subnet route: once approved in the Tailscale
+// admin console, the operator reaches the VIP through any control plane.
+func tailscaleDocument(authKey string, routes []string) *extensions.ServiceConfigV1Alpha1 {
 	d := extensions.NewServicesConfigV1Alpha1()
 	d.ServiceName = TailscaleServiceName
 	d.ServiceEnvironment = []string{
 		"TS_AUTHKEY=" + authKey,
 		"TS_AUTH_ONCE=true",
+	}
+
+	if len(routes) > 0 {
+		d.ServiceEnvironment = append(d.ServiceEnvironment, "TS_ROUTES="+strings.Join(routes, ","))
 	}
 
 	return d
@@ -142,7 +150,7 @@ func extraDocuments(c normalized, g NodeGroup) ([]config.Document, error) {
 		}
 
 		if c.TailscaleAuthKey != "" {
-			docs = append(docs, tailscaleDocument(c.TailscaleAuthKey))
+			docs = append(docs, tailscaleDocument(c.TailscaleAuthKey, c.TailscaleRoutes))
 		}
 	}
 

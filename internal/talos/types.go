@@ -42,6 +42,10 @@ type Cluster struct {
 	// TailscaleAuthKey, when set, configures the Tailscale extension service
 	// on control planes (secret).
 	TailscaleAuthKey string
+	// TailscaleRoutes are the subnets the control planes advertise to the
+	// tailnet (TS_ROUTES), e.g. the private network, so an operator on the
+	// tailnet reaches the VIP once the routes are approved.
+	TailscaleRoutes []string
 	// DiskPassphrase is the static LUKS2 key of EPHEMERAL and the Longhorn
 	// volume, locked to STATE (secret).
 	DiskPassphrase string

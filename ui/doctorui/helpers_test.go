@@ -104,12 +104,13 @@ func sampleResults() map[string]doctor.Result {
 		"lb-targets": {Status: doctor.StatusFail, Evidence: []string{"load balancer demo-ingress: label_selector ohmytalos.io/pool=worker resolves to 0 servers"},
 			Explanation: "the load balancer has no targets, so every request to the ingress fails with 503: the only servers are control planes, and Kubernetes excludes nodes labelled node.kubernetes.io/exclude-from-external-load-balancers",
 			Fix:         "add a worker pool with loadBalancer: true, or remove the label from the control planes (not recommended)", Duration: 2 * time.Second},
-		"provider-id":        {Status: doctor.StatusSkip, Explanation: "no kubeconfig: the cluster is not bootstrapped yet"},
-		"cilium-talos":       {Status: doctor.StatusSkip, Explanation: "no kubeconfig: the cluster is not bootstrapped yet"},
-		"dns-ipv6":           {Status: doctor.StatusError, Evidence: []string{"resolver 127.0.0.1:53"}, Explanation: "could not read DNS: read udp 127.0.0.1:53: i/o timeout", Fix: "check that the source is reachable and the credentials are valid, then run the doctor again"},
-		"external-dns-owner": {Status: doctor.StatusSkip, Explanation: "no domains to check: pass --domain or set domains in the spec"},
-		"helmfile-v1":        {Status: doctor.StatusSkip, Explanation: "no repository: pass --repo"},
-		"sops-rules":         {Status: doctor.StatusSkip, Explanation: "no repository: pass --repo"},
+		"kubeconfig-reachable": {Status: doctor.StatusSkip, Explanation: "no kubeconfig: nothing to dial"},
+		"provider-id":          {Status: doctor.StatusSkip, Explanation: "no kubeconfig: the cluster is not bootstrapped yet"},
+		"cilium-talos":         {Status: doctor.StatusSkip, Explanation: "no kubeconfig: the cluster is not bootstrapped yet"},
+		"dns-ipv6":             {Status: doctor.StatusError, Evidence: []string{"resolver 127.0.0.1:53"}, Explanation: "could not read DNS: read udp 127.0.0.1:53: i/o timeout", Fix: "check that the source is reachable and the credentials are valid, then run the doctor again"},
+		"external-dns-owner":   {Status: doctor.StatusSkip, Explanation: "no domains to check: pass --domain or set domains in the spec"},
+		"helmfile-v1":          {Status: doctor.StatusSkip, Explanation: "no repository: pass --repo"},
+		"sops-rules":           {Status: doctor.StatusSkip, Explanation: "no repository: pass --repo"},
 	}
 }
 

@@ -15,8 +15,8 @@ import (
 const (
 	headerLines = 2
 	footerLines = 2
-	// idWidth fits the longest check ID ("external-dns-owner") and a space.
-	idWidth = 20
+	// idWidth fits the longest check ID ("kubeconfig-reachable") and a space.
+	idWidth = 21
 )
 
 // bodyHeight is the number of lines between header and footer.

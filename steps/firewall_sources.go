@@ -1,0 +1,201 @@
+package steps
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/hetznercloud/hcloud-go/v2/hcloud"
+
+	"github.com/ohmytalos/ohmytalos/internal/cloud"
+	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/myip"
+	"github.com/ohmytalos/ohmytalos/internal/spec"
+)
+
+// dataOperator is the state record of the operator's detected address: the
+// firewall admitted exactly these ranges, so a later run that detects
+// another address shows a firewall update instead of changing it silently.
+const dataOperator = "operator-address"
+
+// operatorData is what dataOperator holds.
+type operatorData struct {
+	Sources []string `json:"sources"`
+}
+
+// fwSources are the ranges the firewall admits to the Talos (50000) and
+// Kubernetes (6443) APIs, and where they come from.
+type fwSources struct {
+	// CIDRs are the source ranges of both rules.
+	CIDRs []string
+	// Detected is true when CIDRs are the operator's own address (the spec
+	// leaves firewall.allow empty), false when the spec lists them.
+	Detected bool
+	// From names the echo services asked, for messages.
+	From string
+	// Previous are the ranges recorded by an earlier run, when they differ.
+	Previous []string
+	// Stale is set when detection failed and the recorded ranges are used.
+	Stale error
+}
+
+// echoURLs are the IP-echo services: the spec's firewall.ipEchoURL, else
+// Deps.IPEchoURL (the sandbox's), else $OHMYTALOS_IP_ECHO_URL, else the
+// public defaults.
+func (d *Deps) echoURLs(sp *spec.Spec) []string {
+	env := d.IPEchoURL
+	if env == "" {
+		env = os.Getenv(myip.URLEnv)
+	}
+	return myip.URLs(sp.Firewall.IPEchoURL, env)
+}
+
+// operatorAddress detects the operator's address once per process and echo
+// services, so plan and apply of one run agree.
+func (d *Deps) operatorAddress(ctx context.Context, urls []string) (myip.Addresses, error) {
+	key := strings.Join(urls, ",")
+	d.clients.mu.Lock()
+	a, ok := d.clients.operator[key]
+	d.clients.mu.Unlock()
+	if ok {
+		return a, nil
+	}
+	a, err := myip.Detect(ctx, d.HTTP, urls)
+	if err != nil {
+		return a, err
+	}
+	d.clients.mu.Lock()
+	if d.clients.operator == nil {
+		d.clients.operator = map[string]myip.Addresses{}
+	}
+	d.clients.operator[key] = a
+	d.clients.mu.Unlock()
+	return a, nil
+}
+
+// firewallSources decides what the firewall admits: firewall.allow when the
+// spec lists ranges, else the operator's address detected from the echo
+// services (IPv4 /32, IPv6 /64). 0.0.0.0/0 appears only when the spec says
+// so. When detection fails but an earlier run recorded an address, that
+// one is kept (Stale says why): a resumed apply must not fail because an
+// echo service is down.
+func (d *Deps) firewallSources(ctx context.Context, env *engine.Env) (fwSources, error) {
+	sp := env.Spec
+	if len(sp.Firewall.Allow) > 0 {
+		return fwSources{CIDRs: slices.Clone(sp.Firewall.Allow)}, nil
+	}
+	urls := d.echoURLs(sp)
+	out := fwSources{Detected: true, From: strings.Join(urls, ", ")}
+	var prev operatorData
+	if _, err := env.State.GetData(dataOperator, &prev); err != nil {
+		return out, err
+	}
+	a, err := d.operatorAddress(ctx, urls)
+	switch {
+	case err != nil && len(prev.Sources) > 0:
+		out.CIDRs, out.Stale = prev.Sources, err
+		return out, nil
+	case err != nil:
+		return out, err
+	}
+	out.CIDRs = a.Sources()
+	if len(prev.Sources) > 0 && !sameSet(prev.Sources, out.CIDRs) {
+		out.Previous = prev.Sources
+	}
+	return out, nil
+}
+
+// record stores detected ranges once the firewall admits them.
+func (f fwSources) record(env *engine.Env) error {
+	if !f.Detected || f.Stale != nil {
+		return nil
+	}
+	return env.State.PutData(dataOperator, operatorData{Sources: f.CIDRs})
+}
+
+// planFirewall adds the firewall to the plan through add (compared with
+// Hetzner when c is set): where its sources come from, a changed address as
+// an update, and the warnings an operator must read (the internet, load
+// balancers that no firewall filters).
+func (d *Deps) planFirewall(ctx context.Context, env *engine.Env, p *engine.Plan, c *hcloud.Client,
+	add func(item engine.PlanItem, key string, plan func() (engine.PlanItem, error)) error) error {
+	sp := env.Spec
+	src, err := d.firewallSources(ctx, env)
+	if err != nil {
+		// Plan stays useful offline (as with prices); apply fails with
+		// the same error.
+		p.Items = append(p.Items, engine.PlanItem{Action: stateAction(env, keyFirewall), Kind: "firewall", Name: sp.Name, Detail: "50000 and 6443 from your address (not detected yet)"})
+		p.Notes = append(p.Notes, "apply will fail: "+err.Error())
+		return nil
+	}
+	item := engine.PlanItem{Kind: "firewall", Name: sp.Name, Detail: "50000 and 6443 from " + strings.Join(src.CIDRs, ", ")}
+	if src.Detected {
+		item.Detail += " (your address, from " + src.From + ")"
+	}
+	if src.Previous != nil {
+		item.Detail += fmt.Sprintf("; your address changed: %s -> %s", strings.Join(src.Previous, ", "), strings.Join(src.CIDRs, ", "))
+	}
+	err = add(item, keyFirewall, func() (engine.PlanItem, error) {
+		return planItem(ctx, env.State, keyFirewall, cloud.Selector(firewallLabels(sp)), firewallOps(c, sp, src.CIDRs), item)
+	})
+	if err != nil {
+		return err
+	}
+	if last := &p.Items[len(p.Items)-1]; c == nil && src.Previous != nil && last.Action == engine.ActionReuse {
+		// Not compared with Hetzner, but the recorded rules are not these.
+		last.Action = engine.ActionUpdate
+	}
+	if src.Stale != nil {
+		p.Notes = append(p.Notes, fmt.Sprintf("could not detect your address (%v): the firewall keeps %s from the last run", src.Stale, strings.Join(src.CIDRs, ", ")))
+	}
+	if sp.OpenToInternet() {
+		p.Notes = append(p.Notes, "firewall.allow opens the Talos and Kubernetes APIs to the whole internet (they are mTLS-protected); remove it to admit only your address")
+	}
+	if sp.Endpoint.Mode == spec.EndpointLoadBalancer {
+		p.Notes = append(p.Notes, "endpoint.mode loadbalancer: Hetzner firewalls do not filter load balancers, so the API load balancer forwards 6443 and 50000 from anywhere; firewall.allow protects only the servers' own public addresses")
+	}
+	return nil
+}
+
+// firewallRules opens the Talos and Kubernetes APIs to the source ranges.
+// Hetzner firewalls filter public traffic only, so the private network
+// (and the load balancer's private targets) stay open.
+func firewallRules(cidrs []string) []hcloud.FirewallRule {
+	var src []net.IPNet
+	for _, a := range cidrs {
+		if _, n, err := net.ParseCIDR(a); err == nil {
+			src = append(src, *n)
+		}
+	}
+	if len(src) == 0 {
+		return nil
+	}
+	rule := func(port, desc string) hcloud.FirewallRule {
+		return hcloud.FirewallRule{Direction: hcloud.FirewallRuleDirectionIn, Protocol: hcloud.FirewallRuleProtocolTCP,
+			Port: hcloud.Ptr(port), SourceIPs: src, Description: hcloud.Ptr(desc)}
+	}
+	return []hcloud.FirewallRule{rule("50000", "Talos API"), rule("6443", "Kubernetes API")}
+}
+
+func sameSet(a, b []string) bool {
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
+}
+
+// OperatorSources detects the operator's address for the wizard: the
+// firewall source ranges (IPv4 /32, IPv6 /64) and the echo services asked.
+// The wizard records them in firewall.allow, so plan and apply use exactly
+// what the operator saw and confirmed.
+func OperatorSources(ctx context.Context, d *Deps, sp *spec.Spec) (sources []string, from string, err error) {
+	urls := d.echoURLs(sp)
+	a, err := d.operatorAddress(ctx, urls)
+	if err != nil {
+		return nil, strings.Join(urls, ", "), err
+	}
+	return a.Sources(), strings.Join(urls, ", "), nil
+}
