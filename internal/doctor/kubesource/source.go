@@ -1,3 +1,6 @@
+// Package kubesource implements doctor.KubeSource over plain HTTPS: it reads
+// a kubeconfig (through internal/kube) and calls the few Kubernetes API
+// endpoints the doctor needs, without client-go.
 package kubesource
 
 import (
@@ -15,6 +18,7 @@ import (
 	"time"
 
 	"github.com/ohmytalos/ohmytalos/internal/doctor"
+	"github.com/ohmytalos/ohmytalos/internal/kube"
 )
 
 // Source reads nodes and Cilium's configuration from a Kubernetes API server.
@@ -44,12 +48,12 @@ func Load(path, contextName string) (*Source, error) {
 }
 
 func newSource(data []byte, contextName, baseDir string) (*Source, error) {
-	ep, err := parseKubeconfig(data, contextName, baseDir)
+	ep, err := kube.ParseKubeconfig(data, contextName, baseDir)
 	if err != nil {
 		return nil, err
 	}
-	tr := &http.Transport{TLSClientConfig: ep.tls, Proxy: http.ProxyFromEnvironment, TLSHandshakeTimeout: 10 * time.Second}
-	return &Source{server: ep.server, token: ep.token, client: &http.Client{Transport: tr}}, nil
+	tr := &http.Transport{TLSClientConfig: ep.TLS, Proxy: http.ProxyFromEnvironment, TLSHandshakeTimeout: 10 * time.Second}
+	return &Source{server: ep.Server, token: ep.Token, client: &http.Client{Transport: tr}}, nil
 }
 
 // errNotFound marks a 404 from the API server.
