@@ -140,7 +140,7 @@ func (d *Deps) nodeTimeout() time.Duration {
 // All returns the steps in order.
 func All(d *Deps) []engine.Step {
 	return []engine.Step{
-		&Secrets{d}, &Images{d}, &Network{d}, &Pools{d}, &Configs{d}, &Servers{d}, &Bootstrap{d},
+		&Secrets{d}, &Images{d}, &Network{d}, &Pools{d}, &Configs{d}, &Servers{d}, &Bootstrap{d}, &Addons{d},
 	}
 }
 

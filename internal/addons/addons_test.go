@@ -283,3 +283,34 @@ func TestObjectJSONIsApplyBody(t *testing.T) {
 		}
 	}
 }
+
+func TestPruning(t *testing.T) {
+	kinds := PrunableKinds()
+	var have []string
+	for _, k := range kinds {
+		have = append(have, k.APIVersion+" "+k.Kind)
+		if neverPruned[k.Kind] {
+			t.Errorf("%s is listed for pruning", k.Kind)
+		}
+	}
+	for _, want := range []string{"apps/v1 DaemonSet", "apps/v1 Deployment", "v1 Secret", "storage.k8s.io/v1 StorageClass", "apiregistration.k8s.io/v1 APIService"} {
+		if !strings.Contains(strings.Join(have, ","), want) {
+			t.Errorf("prunable kinds lack %s: %v", want, have)
+		}
+	}
+	desired := map[string]bool{"DaemonSet/kube-system/cilium": true}
+	cases := []struct {
+		kind, ref string
+		want      bool
+	}{
+		{"DaemonSet", "DaemonSet/kube-system/cilium", false},
+		{"Deployment", "Deployment/kube-system/metrics-server", true},
+		{"CustomResourceDefinition", "CustomResourceDefinition/volumes.longhorn.io", false},
+		{"Namespace", "Namespace/longhorn-system", false},
+	}
+	for _, c := range cases {
+		if got := Prunable(c.kind, c.ref, desired); got != c.want {
+			t.Errorf("Prunable(%s) = %t, want %t", c.ref, got, c.want)
+		}
+	}
+}
