@@ -94,19 +94,20 @@ func (d *Deps) addonInputs(ctx context.Context, env *engine.Env) (addons.Inputs,
 	return in, nil
 }
 
-// RenderAddons renders the add-ons for talos-config --out: with redact the
-// token is not looked up at all.
+// RenderAddons renders the add-ons for talos-config --out. The network ID
+// is left out when the network does not exist yet; with redact the token
+// is not looked up at all.
 func RenderAddons(ctx context.Context, d *Deps, env *engine.Env, redact bool) ([]addons.Addon, error) {
-	if redact {
-		in := addons.Inputs{Token: addons.Redacted}
-		if r, ok := env.State.Resource(keyNetwork); ok {
-			in.NetworkID = r.ID
-		}
-		return addons.Render(env.Spec, in)
+	in := addons.Inputs{Token: addons.Redacted}
+	if r, ok := env.State.Resource(keyNetwork); ok {
+		in.NetworkID = r.ID
 	}
-	in, err := d.addonInputs(ctx, env)
-	if err != nil {
-		return nil, err
+	if !redact && addons.Enabled(env.Spec)[addons.HCloudSecret] {
+		tok, err := d.Secret(ctx, "secrets.hcloudToken", env.Spec.Secrets.HCloudToken)
+		if err != nil {
+			return nil, err
+		}
+		in.Token = strings.TrimSpace(tok.Reveal())
 	}
 	return addons.Render(env.Spec, in)
 }

@@ -116,5 +116,5 @@ func writeConfigs(cmd *cobra.Command, rt *runtime, out string, redact bool) erro
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (%s, %d bytes)\n", p, rendered[n].Role, len(data))
 	}
-	return nil
+	return writeAddonManifests(cmd, rt, out, redact)
 }
