@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ohmytalos/ohmytalos/internal/addons"
+	"github.com/ohmytalos/ohmytalos/internal/doctor"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/kube"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
@@ -58,6 +59,22 @@ func (r clusterReadiness) missing() string {
 		parts = append(parts, "workloads not ready: "+strings.Join(r.workloads, "; "))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// addonWorkloads lists, for the doctor's addons check, the workloads of
+// the add-ons the spec switches on.
+func addonWorkloads(sp *spec.Spec) []doctor.WorkloadRef {
+	rendered, err := addons.Render(sp, addons.Inputs{})
+	if err != nil {
+		return nil
+	}
+	var out []doctor.WorkloadRef
+	for _, a := range rendered {
+		for _, w := range a.Workloads {
+			out = append(out, doctor.WorkloadRef{Addon: a.Name, Kind: w.Kind, Namespace: w.Namespace, Name: w.Name})
+		}
+	}
+	return out
 }
 
 // readiness reads the nodes and the add-on workloads once.

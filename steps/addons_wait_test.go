@@ -3,6 +3,8 @@ package steps
 import (
 	"strings"
 	"testing"
+
+	"github.com/ohmytalos/ohmytalos/internal/spec"
 )
 
 func TestClusterReadiness(t *testing.T) {
@@ -38,5 +40,18 @@ func TestClusterReadiness(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestAddonWorkloadsFollowTheSpec(t *testing.T) {
+	sp := spec.Default("demo")
+	var got []string
+	for _, w := range addonWorkloads(sp) {
+		got = append(got, w.Addon+":"+w.Kind+"/"+w.Name)
+	}
+	want := "cilium:DaemonSet/cilium,cilium:Deployment/cilium-operator,hcloud-ccm:Deployment/hcloud-cloud-controller-manager," +
+		"hcloud-csi:Deployment/hcloud-csi-controller,hcloud-csi:DaemonSet/hcloud-csi-node"
+	if strings.Join(got, ",") != want {
+		t.Fatalf("workloads = %s", strings.Join(got, ","))
 	}
 }
