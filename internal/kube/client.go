@@ -133,11 +133,12 @@ func (c *Client) resource(ctx context.Context, apiVersion, kind string) (resourc
 	}
 	err := c.do(ctx, http.MethodGet, gvPath(apiVersion), "", nil, &list)
 	var se *StatusError
-	if errors.As(err, &se) && se.Code == http.StatusNotFound {
+	if errors.As(err, &se) && se.Code == http.StatusNotFound && apiVersion != "v1" {
 		return resourceInfo{}, fmt.Errorf("apiVersion %s is not served by %s (its CRD may not be installed yet): %w", apiVersion, c.server, ErrNoKind)
 	}
 	if err != nil {
-		return resourceInfo{}, err
+		// Every API server serves core v1: a 404 there is not Kubernetes.
+		return resourceInfo{}, fmt.Errorf("API discovery: %w", err)
 	}
 	kinds := map[string]resourceInfo{}
 	for _, r := range list.Resources {

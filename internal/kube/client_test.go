@@ -243,6 +243,12 @@ func TestErrors(t *testing.T) {
 	if _, err := c.Get(ctx, "cilium.io/v2", "CiliumNode", "", "x"); !errors.Is(err, ErrNoKind) || !IsRetryable(err) {
 		t.Errorf("unserved apiVersion: %v", err)
 	}
+	api.status["/api/v1"] = 404
+	c.discovery = nil
+	if _, err := c.Get(ctx, "v1", "Node", "", "x"); err == nil || IsRetryable(err) {
+		t.Errorf("core v1 not served must be fatal: %v", err)
+	}
+	delete(api.status, "/api/v1")
 	if _, err := c.Get(ctx, "v1", "ConfigMap", "kube-system", "x"); !errors.Is(err, ErrNoKind) {
 		t.Errorf("unserved kind: %v", err)
 	}
