@@ -42,7 +42,7 @@ var miniDiscovery = map[string][][3]string{ // apiVersion -> {resource, kind, na
 	"v1": {{"secrets", "Secret", "y"}, {"configmaps", "ConfigMap", "y"}, {"serviceaccounts", "ServiceAccount", "y"},
 		{"services", "Service", "y"}, {"namespaces", "Namespace", ""}, {"nodes", "Node", ""}},
 	"apps/v1":                      {{"daemonsets", "DaemonSet", "y"}, {"deployments", "Deployment", "y"}},
-	"rbac.authorization.k8s.io/v1": {{"clusterroles", "ClusterRole", ""}, {"clusterrolebindings", "ClusterRoleBinding", ""}, {"rolebindings", "RoleBinding", "y"}},
+	"rbac.authorization.k8s.io/v1": {{"clusterroles", "ClusterRole", ""}, {"clusterrolebindings", "ClusterRoleBinding", ""}, {"rolebindings", "RoleBinding", "y"}, {"roles", "Role", "y"}},
 	"storage.k8s.io/v1":            {{"storageclasses", "StorageClass", ""}, {"csidrivers", "CSIDriver", ""}},
 	"apiextensions.k8s.io/v1":      {{"customresourcedefinitions", "CustomResourceDefinition", ""}},
 	"apiregistration.k8s.io/v1":    {{"apiservices", "APIService", ""}},

@@ -90,6 +90,13 @@ func cilium(sp *spec.Spec) (Addon, error) {
 			rule([]string{"cilium.io"}, []string{"*"}, write),
 		),
 		clusterRoleBinding("cilium", "cilium", ciliumNS, "cilium"),
+		// build-config reads cilium-config through the API (the chart's
+		// cilium-config-agent Role): a Role, not cluster-wide ConfigMaps.
+		newObject("rbac.authorization.k8s.io/v1", "Role", ciliumNS, "cilium-config-agent").
+			with("rules", l{rule([]string{""}, []string{"configmaps"}, read)}),
+		newObject("rbac.authorization.k8s.io/v1", "RoleBinding", ciliumNS, "cilium-config-agent").
+			with("roleRef", m{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "cilium-config-agent"}).
+			with("subjects", l{m{"kind": "ServiceAccount", "name": "cilium", "namespace": ciliumNS}}),
 		clusterRole("cilium-operator",
 			rule([]string{""}, []string{"pods"}, []string{"get", "list", "watch", "delete"}),
 			rule([]string{""}, []string{"nodes", "namespaces", "services", "endpoints", "configmaps"}, read),
@@ -170,6 +177,8 @@ func ciliumAgent(v string) Object {
 			mount("host-proc-sys-net", "/host/proc/sys/net"),
 			mount("host-proc-sys-kernel", "/host/proc/sys/kernel"),
 			m{"name": "bpf-maps", "mountPath": "/sys/fs/bpf", "mountPropagation": "HostToContainer"},
+			// Talos' cgroup2 at the host root (cgroup.hostRoot).
+			mount("cilium-cgroup", cgroupHostRoot),
 			mount("cilium-run", "/var/run/cilium"),
 			mount("etc-cni-netd", "/host/etc/cni/net.d"),
 			m{"name": "lib-modules", "mountPath": "/lib/modules", "readOnly": true},
