@@ -281,6 +281,17 @@ func TestListAndDelete(t *testing.T) {
 	}
 }
 
+func TestRetryableTransportOnly(t *testing.T) {
+	c, _ := newTestClient(t)
+	if _, err := c.Apply(context.Background(), Object{"kind": "Secret"}); err == nil || IsRetryable(err) {
+		t.Errorf("an object without apiVersion must fail for good: %v", err)
+	}
+	down := NewForEndpoint(Endpoint{Server: "https://127.0.0.1:1"})
+	if _, err := down.Get(context.Background(), "v1", "Node", "", "n"); err == nil || !IsRetryable(err) {
+		t.Errorf("an unreachable API server is worth another try: %v", err)
+	}
+}
+
 func TestBadCredentials(t *testing.T) {
 	c, _ := newTestClient(t)
 	c.token = "wrong"

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"time"
 )
 
@@ -63,9 +64,9 @@ func (e *StatusError) Unwrap() error {
 }
 
 // IsRetryable reports whether waiting and trying again may help: the server
-// was unreachable, overloaded, or not ready (429, 5xx, a kind whose CRD is
-// not served yet, a conflict). Credentials, permissions and invalid objects
-// are fatal.
+// was unreachable, overloaded, or not ready (a transport error, 429, 5xx, a
+// kind whose CRD is not served yet, a conflict). Credentials, permissions,
+// invalid objects and everything else are fatal.
 func IsRetryable(err error) bool {
 	if err == nil {
 		return false
@@ -78,8 +79,10 @@ func IsRetryable(err error) bool {
 		return true
 	}
 	// Transport errors (connection refused, timeouts, TLS handshakes while
-	// the API server restarts) are worth another try.
-	return !errors.Is(err, ErrUnauthorized) && !errors.Is(err, ErrForbidden) && !errors.Is(err, ErrInvalid)
+	// the API server restarts) are worth another try; anything else (an
+	// object that does not encode, a response that does not decode) is not.
+	var ue *url.Error
+	return errors.As(err, &ue)
 }
 
 // ErrNoKind marks a kind the API server does not serve (yet: a CRD may be
