@@ -51,8 +51,6 @@ func ciliumConfig(sp *spec.Spec) map[string]string {
 		"enable-hubble":                   "false",
 		"enable-policy":                   "default",
 		"operator-api-serve-addr":         "127.0.0.1:9234",
-		"k8s-service-host":                kubePrismHost,
-		"k8s-service-port":                kubePrismPort,
 	}
 	if nativeRouting(sp) {
 		// Pod routes live in the Hetzner network (the cloud controller's
