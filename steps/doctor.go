@@ -85,6 +85,7 @@ func DoctorEnv(ctx context.Context, d *Deps, env *engine.Env, o DoctorOptions) (
 			notes = append(notes, "Kubernetes checks skip: "+err.Error())
 		} else {
 			de.Kube = ks
+			de.AddonWorkloads = addonWorkloads(sp)
 		}
 	}
 	return de, closeAll, notes

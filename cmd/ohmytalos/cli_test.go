@@ -160,6 +160,28 @@ func TestTalosConfigRedacted(t *testing.T) {
 			t.Errorf("%s mode %v", n, fi.Mode().Perm())
 		}
 	}
+	for n, want := range map[string]string{"hcloud-secret.yaml": "REDACTED", "cilium.yaml": "kind: DaemonSet",
+		"hcloud-ccm.yaml": "hcloud-cloud-controller-manager", "hcloud-csi.yaml": "csi.hetzner.cloud"} {
+		b, err := os.ReadFile(filepath.Join(outDir, "manifests", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), want) || strings.Contains(string(b), strings.Repeat("s", 64)) {
+			t.Errorf("manifests/%s lacks %q or holds the token", n, want)
+		}
+	}
+}
+
+func TestVersionListsAddons(t *testing.T) {
+	out, err := run(t, "version")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"add-on cilium v", "add-on hcloudCCM v", "add-on hcloudCSI v", "add-on longhorn v", "add-on metricsServer v"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("version lacks %q:\n%s", want, out)
+		}
+	}
 }
 
 func TestPlanAndCostCreateNoKey(t *testing.T) {

@@ -118,5 +118,5 @@ func writeConfigs(cmd *cobra.Command, rt *runtime, out string, redact bool) erro
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %s, %d bytes\n", privatefile.Describe(p, target), rendered[n].Role, len(data))
 	}
-	return nil
+	return writeAddonManifests(cmd, rt, out, redact)
 }

@@ -15,7 +15,7 @@ var version = "dev"
 func newVersionCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "version",
-		Short: "Print the ohmytalos version and the Talos/Kubernetes versions it defaults to",
+		Short: "Print the ohmytalos version, the Talos/Kubernetes versions it defaults to and the pinned add-on versions",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			v := version
@@ -23,6 +23,9 @@ func newVersionCmd() *cobra.Command {
 				v = bi.Main.Version
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "ohmytalos %s\ndefault Talos %s, Kubernetes %s\n", v, spec.DefaultTalosVersion, spec.DefaultKubernetesVersion)
+			for _, a := range spec.DefaultAddonVersions() {
+				fmt.Fprintf(cmd.OutOrStdout(), "add-on %s %s\n", a.Key, a.Version)
+			}
 			return nil
 		},
 	}

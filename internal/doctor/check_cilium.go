@@ -46,7 +46,11 @@ func checkCiliumTalos(ctx context.Context, env *Env) Result {
 	} else {
 		notes = append(notes, "cluster: "+noKube)
 	}
-	if env.RepoDir != "" {
+	switch {
+	case len(configs) > 0 && env.RepoDir != "":
+		// What runs is what counts: the repository's values may be stale.
+		notes = append(notes, "repository: Cilium values not read, the installed Cilium in the cluster is what runs")
+	case env.RepoDir != "":
 		if err := checkRepoDir(env.RepoDir); err != nil {
 			return repoError(err)
 		}

@@ -70,11 +70,17 @@ func TestSopsRulesNoRuleAndNested(t *testing.T) {
 
 func TestCiliumTalos(t *testing.T) {
 	env := &Env{VIP: "10.0.1.100", Kube: &fakeKube{cilium: goodCilium()}, RepoDir: "testdata/repo-good"}
-	expect(t, checkCiliumTalos(context.Background(), env), StatusPass, `cluster: k8sServiceHost="localhost" k8sServicePort=7445`, "cilium/values.yaml:")
+	expect(t, checkCiliumTalos(context.Background(), env), StatusPass, `cluster: k8sServiceHost="localhost" k8sServicePort=7445`,
+		"Cilium values not read, the installed Cilium in the cluster is what runs")
 
-	// The repository's values: chart default capabilities (with SYS_MODULE),
-	// cgroup auto-mount, and the VIP as API endpoint.
+	// The installed Cilium wins over stale repository values.
 	env.RepoDir = "testdata/repo-bad"
+	expect(t, checkCiliumTalos(context.Background(), env), StatusPass, "installed Cilium")
+
+	// Without Cilium in the cluster, the repository's values: chart default
+	// capabilities (with SYS_MODULE), cgroup auto-mount, and the VIP as API
+	// endpoint.
+	env.Kube = &fakeKube{}
 	expect(t, checkCiliumTalos(context.Background(), env), StatusFail,
 		"cilium/values.yaml: SYS_MODULE is requested",
 		"cilium/values.yaml: cgroup.autoMount.enabled is true",

@@ -14,6 +14,8 @@ func Checks() []Check {
 		{ID: "images", Title: "Talos snapshots exist for every pool", Timeout: 30 * time.Second, Run: checkImages},
 		{ID: "kubeconfig-reachable", Title: "the kubeconfig's API servers answer from here", Timeout: 30 * time.Second, Run: checkKubeconfigReachable},
 		{ID: "provider-id", Title: "every node's providerID is hcloud://", Timeout: 20 * time.Second, Run: checkProviderID},
+		{ID: "nodes-ready", Title: "every node is Ready", Timeout: 20 * time.Second, Run: checkNodesReady},
+		{ID: "addons", Title: "Cilium, cloud controller and CSI workloads are ready", Timeout: 30 * time.Second, Run: checkAddons},
 		{ID: "cilium-talos", Title: "Cilium is configured for Talos", Timeout: 20 * time.Second, Run: checkCiliumTalos},
 		{ID: "dns-ipv6", Title: "AAAA records point at IPv6 listeners", Timeout: 30 * time.Second, Run: checkDNSIPv6},
 		{ID: "external-dns-owner", Title: "one external-dns owns the records", Timeout: 30 * time.Second, Run: checkExternalDNSOwner},

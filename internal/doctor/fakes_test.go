@@ -55,9 +55,14 @@ func (f *fakeCloud) Servers(context.Context) ([]Server, error)             { ret
 func (f *fakeCloud) Snapshots(context.Context) ([]Snapshot, error)         { return f.snaps, f.err }
 
 type fakeKube struct {
-	nodes  []KubeNode
-	cilium *CiliumConfig
-	err    error
+	nodes     []KubeNode
+	cilium    *CiliumConfig
+	workloads map[string]*Workload // "Kind/ns/name"
+	err       error
+}
+
+func (f *fakeKube) Workload(_ context.Context, kind, ns, name string) (*Workload, error) {
+	return f.workloads[kind+"/"+ns+"/"+name], f.err
 }
 
 func (f *fakeKube) Nodes(context.Context) ([]KubeNode, error)           { return f.nodes, f.err }

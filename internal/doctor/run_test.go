@@ -88,8 +88,8 @@ func TestRunAllOnEmptyEnvSkips(t *testing.T) {
 }
 
 func TestChecksRegistry(t *testing.T) {
-	want := []string{"vip-link", "vip-claimed", "etcd", "mtu", "lb-targets", "images", "kubeconfig-reachable", "provider-id", "cilium-talos",
-		"dns-ipv6", "external-dns-owner", "helmfile-v1", "sops-rules"}
+	want := []string{"vip-link", "vip-claimed", "etcd", "mtu", "lb-targets", "images", "kubeconfig-reachable", "provider-id", "nodes-ready", "addons",
+		"cilium-talos", "dns-ipv6", "external-dns-owner", "helmfile-v1", "sops-rules"}
 	got := Checks()
 	if len(got) != len(want) {
 		t.Fatalf("%d checks, want %d", len(got), len(want))

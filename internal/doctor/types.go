@@ -112,6 +112,9 @@ type Env struct {
 	// Kubeconfig is the operator's kubeconfig (YAML) whose servers the
 	// kubeconfig-reachable check dials; empty skips it.
 	Kubeconfig []byte
+	// AddonWorkloads are the workloads the installed add-ons must run;
+	// empty means Cilium's, the Hetzner cloud controller's and CSI driver's.
+	AddonWorkloads []WorkloadRef
 	// Domains are the public names to check in DNS.
 	Domains []string
 	// Resolver is the DNS server as host:port; empty means the system resolver.
@@ -264,6 +267,32 @@ type KubeNode struct {
 	ProviderID string
 	// Labels are the node's labels.
 	Labels map[string]string
+	// Ready is the node's Ready condition.
+	Ready bool
+	// NotReadyReason says why a node is not Ready (no CNI, uninitialized, ...).
+	NotReadyReason string
+	// Taints are the node's taint keys.
+	Taints []string
+}
+
+// Workload is a Deployment's or DaemonSet's readiness.
+type Workload struct {
+	// Kind is "Deployment" or "DaemonSet".
+	Kind string
+	// Namespace and Name locate it.
+	Namespace, Name string
+	// Ready pods of Want.
+	Ready, Want int
+}
+
+// WorkloadRef names a workload an add-on runs.
+type WorkloadRef struct {
+	// Addon is the add-on's name, e.g. "cilium".
+	Addon string
+	// Kind is "Deployment" or "DaemonSet".
+	Kind string
+	// Namespace and Name locate it.
+	Namespace, Name string
 }
 
 // CiliumConfig is the part of Cilium's configuration that matters on Talos.
@@ -293,4 +322,7 @@ type KubeSource interface {
 	// CiliumConfig reads Cilium's deployed configuration; nil, nil when Cilium
 	// is not installed.
 	CiliumConfig(ctx context.Context) (*CiliumConfig, error)
+	// Workload reads a Deployment's or DaemonSet's readiness; nil, nil when
+	// it does not exist.
+	Workload(ctx context.Context, kind, namespace, name string) (*Workload, error)
 }

@@ -19,6 +19,7 @@ const (
 	StepConfigs   StepName = "configs"
 	StepServers   StepName = "servers"
 	StepBootstrap StepName = "bootstrap"
+	StepAddons    StepName = "addons"
 )
 
 // Status is a step's status as the engine reports it.

@@ -137,6 +137,7 @@ func (s *Spec) Default() {
 	if s.Secrets.HCloudToken.Provider == "" && s.Secrets.HCloudToken.Ref == "" {
 		s.Secrets.HCloudToken = SecretRef{Provider: "env", Ref: "HCLOUD_TOKEN"}
 	}
+	s.defaultAddons()
 }
 
 // nthSubnet returns the n-th /24 of an IPv4 network (10.0.0.0/16, 2 ->

@@ -31,6 +31,7 @@ type Spec struct {
 	Secrets       Secrets        `yaml:"secrets"`
 	Domains       []string       `yaml:"domains,omitempty"`
 	Backups       bool           `yaml:"backups,omitempty"`
+	Addons        Addons         `yaml:"addons"`
 }
 
 // Talos selects the Talos Linux release.

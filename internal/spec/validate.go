@@ -79,6 +79,7 @@ func (s *Spec) Validate() Problems {
 	if s.Secrets.TailscaleAuthKey != nil {
 		validateRef("secrets.tailscaleAuthKey", *s.Secrets.TailscaleAuthKey, add)
 	}
+	s.validateAddons(add)
 	for i, d := range s.Domains {
 		if d == "" || strings.ContainsAny(d, " /:") {
 			add(fmt.Sprintf("domains[%d]", i), fmt.Sprintf("%q is not a domain name", d), `write a name such as "app.example.com"`)

@@ -1,3 +1,6 @@
+// Package kubesource implements doctor.KubeSource over plain HTTPS: it reads
+// a kubeconfig (through internal/kube) and calls the few Kubernetes API
+// endpoints the doctor needs, without client-go.
 package kubesource
 
 import (
@@ -15,6 +18,7 @@ import (
 	"time"
 
 	"github.com/ohmytalos/ohmytalos/internal/doctor"
+	"github.com/ohmytalos/ohmytalos/internal/kube"
 )
 
 // Source reads nodes and Cilium's configuration from a Kubernetes API server.
@@ -44,12 +48,12 @@ func Load(path, contextName string) (*Source, error) {
 }
 
 func newSource(data []byte, contextName, baseDir string) (*Source, error) {
-	ep, err := parseKubeconfig(data, contextName, baseDir)
+	ep, err := kube.ParseKubeconfig(data, contextName, baseDir)
 	if err != nil {
 		return nil, err
 	}
-	tr := &http.Transport{TLSClientConfig: ep.tls, Proxy: http.ProxyFromEnvironment, TLSHandshakeTimeout: 10 * time.Second}
-	return &Source{server: ep.server, token: ep.token, client: &http.Client{Transport: tr}}, nil
+	tr := &http.Transport{TLSClientConfig: ep.TLS, Proxy: http.ProxyFromEnvironment, TLSHandshakeTimeout: 10 * time.Second}
+	return &Source{server: ep.Server, token: ep.Token, client: &http.Client{Transport: tr}}, nil
 }
 
 // errNotFound marks a 404 from the API server.
@@ -101,18 +105,11 @@ type nodeList struct {
 	Metadata struct {
 		Continue string `json:"continue"`
 	} `json:"metadata"`
-	Items []struct {
-		Metadata struct {
-			Name   string            `json:"name"`
-			Labels map[string]string `json:"labels"`
-		} `json:"metadata"`
-		Spec struct {
-			ProviderID string `json:"providerID"`
-		} `json:"spec"`
-	} `json:"items"`
+	Items []kube.Object `json:"items"`
 }
 
-// Nodes lists the cluster's nodes (GET /api/v1/nodes, paginated).
+// Nodes lists the cluster's nodes (GET /api/v1/nodes, paginated), with
+// their Ready condition, the reason when not Ready, and their taints.
 func (s *Source) Nodes(ctx context.Context) ([]doctor.KubeNode, error) {
 	var out []doctor.KubeNode
 	cont := ""
@@ -126,13 +123,42 @@ func (s *Source) Nodes(ctx context.Context) ([]doctor.KubeNode, error) {
 			return nil, err
 		}
 		for _, it := range l.Items {
-			out = append(out, doctor.KubeNode{Name: it.Metadata.Name, ProviderID: it.Spec.ProviderID, Labels: it.Metadata.Labels})
+			n := kube.Node(it)
+			md, _ := it["metadata"].(map[string]any)
+			labels := map[string]string{}
+			if lm, ok := md["labels"].(map[string]any); ok {
+				for k, v := range lm {
+					labels[k], _ = v.(string)
+				}
+			}
+			out = append(out, doctor.KubeNode{Name: n.Name, ProviderID: n.ProviderID, Labels: labels,
+				Ready: n.Ready, NotReadyReason: n.Reason, Taints: n.Taints})
 		}
 		if l.Metadata.Continue == "" {
 			return out, nil
 		}
 		cont = l.Metadata.Continue
 	}
+}
+
+// Workload reads a Deployment's or DaemonSet's readiness (apps/v1); nil,
+// nil when it does not exist.
+func (s *Source) Workload(ctx context.Context, kind, namespace, name string) (*doctor.Workload, error) {
+	res := map[string]string{"Deployment": "deployments", "DaemonSet": "daemonsets"}[kind]
+	if res == "" {
+		return nil, fmt.Errorf("workload kind %q is neither Deployment nor DaemonSet", kind)
+	}
+	var o kube.Object
+	err := s.get(ctx, "/apis/apps/v1/namespaces/"+url.PathEscape(namespace)+"/"+res+"/"+url.PathEscape(name), &o)
+	if errors.Is(err, errNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	o["kind"] = kind
+	ready, want := kube.WorkloadReady(o)
+	return &doctor.Workload{Kind: kind, Namespace: namespace, Name: name, Ready: ready, Want: want}, nil
 }
 
 type container struct {

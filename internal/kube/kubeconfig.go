@@ -1,8 +1,4 @@
-// Package kubesource implements doctor.KubeSource over plain HTTPS: it reads
-// a kubeconfig itself (clusters, users, contexts, CA and client certificate
-// data) and calls the few Kubernetes API endpoints the doctor needs, without
-// client-go.
-package kubesource
+package kube
 
 import (
 	"crypto/tls"
@@ -17,7 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// kubeconfig mirrors the parts of clientcmd's v1 Config the doctor uses
+// kubeconfig mirrors the parts of clientcmd's v1 Config ohmytalos uses
 // (k8s.io/client-go/tools/clientcmd/api/v1 types.go: Config, Cluster,
 // AuthInfo, Context and their JSON names).
 type kubeconfig struct {
@@ -54,11 +50,12 @@ type kubeconfig struct {
 	} `yaml:"contexts"`
 }
 
-// endpoint is what a kubeconfig context resolves to.
-type endpoint struct {
-	server string
-	tls    *tls.Config
-	token  string
+// Endpoint is what a kubeconfig context resolves to: the API server URL,
+// the TLS settings (CA, client certificate) and an optional bearer token.
+type Endpoint struct {
+	Server string
+	TLS    *tls.Config
+	Token  string
 }
 
 // readRef returns inline base64 data, or the content of a file reference
@@ -84,18 +81,18 @@ func readRef(data, file, baseDir, what string) ([]byte, error) {
 	return b, nil
 }
 
-// parseKubeconfig resolves contextName (the current context when empty) to
-// an endpoint. baseDir resolves relative file references.
-func parseKubeconfig(data []byte, contextName, baseDir string) (endpoint, error) {
+// ParseKubeconfig resolves contextName (the current context when empty) to
+// an Endpoint. baseDir resolves relative file references.
+func ParseKubeconfig(data []byte, contextName, baseDir string) (Endpoint, error) {
 	var kc kubeconfig
 	if err := yaml.Unmarshal(data, &kc); err != nil {
-		return endpoint{}, fmt.Errorf("parse kubeconfig: %w", err)
+		return Endpoint{}, fmt.Errorf("parse kubeconfig: %w", err)
 	}
 	if contextName == "" {
 		contextName = kc.CurrentContext
 	}
 	if contextName == "" {
-		return endpoint{}, errors.New("kubeconfig has no current-context and no context was given: pass the context name")
+		return Endpoint{}, errors.New("kubeconfig has no current-context and no context was given: pass the context name")
 	}
 	var clusterName, userName string
 	found := false
@@ -105,9 +102,9 @@ func parseKubeconfig(data []byte, contextName, baseDir string) (endpoint, error)
 		}
 	}
 	if !found {
-		return endpoint{}, fmt.Errorf("kubeconfig has no context %q", contextName)
+		return Endpoint{}, fmt.Errorf("kubeconfig has no context %q", contextName)
 	}
-	var ep endpoint
+	var ep Endpoint
 	tc := &tls.Config{MinVersion: tls.VersionTLS12}
 	found = false
 	for _, c := range kc.Clusters {
@@ -115,26 +112,26 @@ func parseKubeconfig(data []byte, contextName, baseDir string) (endpoint, error)
 			continue
 		}
 		found = true
-		ep.server = strings.TrimRight(c.Cluster.Server, "/")
+		ep.Server = strings.TrimRight(c.Cluster.Server, "/")
 		tc.ServerName = c.Cluster.TLSServerName
 		tc.InsecureSkipVerify = c.Cluster.InsecureSkipTLSVerify //nolint:gosec // honoured as kubectl does, when the operator asks for it
 		ca, err := readRef(c.Cluster.CertificateAuthorityData, c.Cluster.CertificateAuthority, baseDir, "certificate-authority")
 		if err != nil {
-			return endpoint{}, fmt.Errorf("cluster %q: %w", clusterName, err)
+			return Endpoint{}, fmt.Errorf("cluster %q: %w", clusterName, err)
 		}
 		if len(ca) > 0 {
 			pool := x509.NewCertPool()
 			if !pool.AppendCertsFromPEM(ca) {
-				return endpoint{}, fmt.Errorf("cluster %q: certificate-authority holds no PEM certificate", clusterName)
+				return Endpoint{}, fmt.Errorf("cluster %q: certificate-authority holds no PEM certificate", clusterName)
 			}
 			tc.RootCAs = pool
 		}
 	}
 	if !found {
-		return endpoint{}, fmt.Errorf("kubeconfig context %q names cluster %q, which is not defined", contextName, clusterName)
+		return Endpoint{}, fmt.Errorf("kubeconfig context %q names cluster %q, which is not defined", contextName, clusterName)
 	}
-	if !strings.HasPrefix(ep.server, "https://") {
-		return endpoint{}, fmt.Errorf("cluster %q: server %q is not an https:// URL", clusterName, ep.server)
+	if !strings.HasPrefix(ep.Server, "https://") {
+		return Endpoint{}, fmt.Errorf("cluster %q: server %q is not an https:// URL", clusterName, ep.Server)
 	}
 	found = false
 	for _, u := range kc.Users {
@@ -143,36 +140,36 @@ func parseKubeconfig(data []byte, contextName, baseDir string) (endpoint, error)
 		}
 		found = true
 		if u.User.Exec != nil || u.User.AuthProvider != nil {
-			return endpoint{}, fmt.Errorf("user %q authenticates with an exec or auth-provider plugin, which the doctor does not run: use a kubeconfig with a client certificate or token (talosctl kubeconfig writes one)", userName)
+			return Endpoint{}, fmt.Errorf("user %q authenticates with an exec or auth-provider plugin, which ohmytalos does not run: use a kubeconfig with a client certificate or token (talosctl kubeconfig writes one)", userName)
 		}
 		cert, err := readRef(u.User.ClientCertificateData, u.User.ClientCertificate, baseDir, "client-certificate")
 		if err != nil {
-			return endpoint{}, fmt.Errorf("user %q: %w", userName, err)
+			return Endpoint{}, fmt.Errorf("user %q: %w", userName, err)
 		}
 		key, err := readRef(u.User.ClientKeyData, u.User.ClientKey, baseDir, "client-key")
 		if err != nil {
-			return endpoint{}, fmt.Errorf("user %q: %w", userName, err)
+			return Endpoint{}, fmt.Errorf("user %q: %w", userName, err)
 		}
 		if len(cert) > 0 || len(key) > 0 {
 			pair, err := tls.X509KeyPair(cert, key)
 			if err != nil {
 				// The key's content never goes into the message.
-				return endpoint{}, fmt.Errorf("user %q: client certificate and key do not form a valid pair", userName)
+				return Endpoint{}, fmt.Errorf("user %q: client certificate and key do not form a valid pair", userName)
 			}
 			tc.Certificates = []tls.Certificate{pair}
 		}
-		ep.token = u.User.Token
-		if ep.token == "" && u.User.TokenFile != "" {
+		ep.Token = u.User.Token
+		if ep.Token == "" && u.User.TokenFile != "" {
 			b, err := readRef("", u.User.TokenFile, baseDir, "tokenFile")
 			if err != nil {
-				return endpoint{}, fmt.Errorf("user %q: %w", userName, err)
+				return Endpoint{}, fmt.Errorf("user %q: %w", userName, err)
 			}
-			ep.token = strings.TrimSpace(string(b))
+			ep.Token = strings.TrimSpace(string(b))
 		}
 	}
 	if !found {
-		return endpoint{}, fmt.Errorf("kubeconfig context %q names user %q, which is not defined", contextName, userName)
+		return Endpoint{}, fmt.Errorf("kubeconfig context %q names user %q, which is not defined", contextName, userName)
 	}
-	ep.tls = tc
+	ep.TLS = tc
 	return ep, nil
 }

@@ -1,0 +1,324 @@
+package steps
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/secrets"
+	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/internal/state"
+)
+
+// miniAPI is a small stateful Kubernetes API for the addons step until the
+// sandbox's own (internal/sandbox/kubefake) lands: discovery of the groups
+// the add-ons use, server-side apply (refused without the apply content
+// type or a field manager), get, list by one label, delete, and a control
+// loop: nodes turn Ready once a DaemonSet writes the CNI config (one mounts
+// hostPath /etc/cni/net.d), get a provider ID once the cloud controller
+// runs, and workloads turn ready on Ready nodes.
+type miniAPI struct {
+	mu      sync.Mutex
+	objects map[string]map[string]any // REST path -> object
+	nodes   int
+	noCNI   bool // the CNI never comes up
+	applies int
+}
+
+var miniDiscovery = map[string][][3]string{ // apiVersion -> {resource, kind, namespaced}
+	"v1": {{"secrets", "Secret", "y"}, {"configmaps", "ConfigMap", "y"}, {"serviceaccounts", "ServiceAccount", "y"},
+		{"services", "Service", "y"}, {"namespaces", "Namespace", ""}, {"nodes", "Node", ""}},
+	"apps/v1":                      {{"daemonsets", "DaemonSet", "y"}, {"deployments", "Deployment", "y"}},
+	"rbac.authorization.k8s.io/v1": {{"clusterroles", "ClusterRole", ""}, {"clusterrolebindings", "ClusterRoleBinding", ""}, {"rolebindings", "RoleBinding", "y"}, {"roles", "Role", "y"}},
+	"storage.k8s.io/v1":            {{"storageclasses", "StorageClass", ""}, {"csidrivers", "CSIDriver", ""}},
+	"apiextensions.k8s.io/v1":      {{"customresourcedefinitions", "CustomResourceDefinition", ""}},
+	"apiregistration.k8s.io/v1":    {{"apiservices", "APIService", ""}},
+}
+
+func gvOf(path string) (gv, rest string) {
+	if r, ok := strings.CutPrefix(path, "/api/v1"); ok {
+		return "v1", r
+	}
+	p := strings.TrimPrefix(path, "/apis/")
+	parts := strings.SplitN(p, "/", 3)
+	if len(parts) < 2 {
+		return "", ""
+	}
+	gv = parts[0] + "/" + parts[1]
+	if len(parts) == 3 {
+		rest = "/" + parts[2]
+	}
+	return gv, rest
+}
+
+func (a *miniAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.reconcile()
+	gv, rest := gvOf(r.URL.Path)
+	res, ok := miniDiscovery[gv]
+	if !ok {
+		miniStatus(w, 404, "NotFound")
+		return
+	}
+	if rest == "" {
+		var list []map[string]any
+		for _, x := range res {
+			list = append(list, map[string]any{"name": x[0], "kind": x[1], "namespaced": x[2] == "y"})
+		}
+		miniJSON(w, map[string]any{"resources": list})
+		return
+	}
+	segs := strings.Split(strings.Trim(rest, "/"), "/")
+	if segs[0] == "namespaces" && len(segs) >= 3 {
+		segs = segs[2:]
+	}
+	switch {
+	case r.Method == http.MethodPatch:
+		if r.Header.Get("Content-Type") != "application/apply-patch+yaml" || r.URL.Query().Get("fieldManager") == "" {
+			miniStatus(w, 422, "apply needs application/apply-patch+yaml and a fieldManager")
+			return
+		}
+		var obj map[string]any
+		b, _ := io.ReadAll(r.Body)
+		if err := json.Unmarshal(b, &obj); err != nil {
+			miniStatus(w, 400, err.Error())
+			return
+		}
+		obj["metadata"].(map[string]any)["generation"] = 1
+		a.objects[r.URL.Path] = obj
+		a.applies++
+		a.reconcile()
+		miniJSON(w, obj)
+	case r.Method == http.MethodDelete:
+		if _, ok := a.objects[r.URL.Path]; !ok {
+			miniStatus(w, 404, "NotFound")
+			return
+		}
+		delete(a.objects, r.URL.Path)
+		miniJSON(w, map[string]any{"status": "Success"})
+	case len(segs) == 1: // a collection
+		sel := r.URL.Query().Get("labelSelector")
+		k, v, _ := strings.Cut(sel, "=")
+		items := []any{}
+		for _, p := range sortedKeys(a.objects) {
+			if !strings.Contains(p, "/"+segs[0]+"/") || !strings.HasPrefix(p, strings.SplitN(r.URL.Path, "/"+segs[0], 2)[0]) {
+				continue
+			}
+			o := a.objects[p]
+			lb, _ := o["metadata"].(map[string]any)["labels"].(map[string]any)
+			if sel == "" || lb[k] == v {
+				items = append(items, o)
+			}
+		}
+		miniJSON(w, map[string]any{"items": items, "metadata": map[string]any{}})
+	default:
+		if o, ok := a.objects[r.URL.Path]; ok {
+			miniJSON(w, o)
+			return
+		}
+		miniStatus(w, 404, "NotFound")
+	}
+}
+
+func sortedKeys(m map[string]map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// reconcile is the control loop: node readiness, provider IDs, workload
+// status.
+func (a *miniAPI) reconcile() {
+	cni := false
+	for p, o := range a.objects {
+		if strings.Contains(p, "/daemonsets/") && strings.Contains(fmt.Sprint(o["spec"]), "/etc/cni/net.d") && !a.noCNI {
+			cni = true
+		}
+	}
+	_, ccm := a.objects["/apis/apps/v1/namespaces/kube-system/deployments/hcloud-cloud-controller-manager"]
+	for i := 1; i <= a.nodes; i++ {
+		name := fmt.Sprintf("demo-node-%d", i)
+		status, msg := "False", "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:cni plugin not initialized"
+		if cni {
+			status, msg = "True", "kubelet is posting ready status"
+		}
+		spec := map[string]any{"taints": []any{map[string]any{"key": "node.cloudprovider.kubernetes.io/uninitialized", "value": "true", "effect": "NoSchedule"}}}
+		if ccm {
+			spec = map[string]any{"providerID": fmt.Sprintf("hcloud://%d", 100+i)}
+		}
+		a.objects["/api/v1/nodes/"+name] = map[string]any{"apiVersion": "v1", "kind": "Node", "metadata": map[string]any{"name": name}, "spec": spec,
+			"status": map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": status, "message": msg}}}}
+	}
+	ready := 0
+	if cni {
+		ready = a.nodes
+	}
+	for p, o := range a.objects {
+		switch {
+		case strings.Contains(p, "/daemonsets/"):
+			o["status"] = map[string]any{"desiredNumberScheduled": a.nodes, "numberReady": ready, "observedGeneration": 1}
+		case strings.Contains(p, "/deployments/"):
+			want := o["spec"].(map[string]any)["replicas"]
+			hostNet := strings.Contains(fmt.Sprint(o["spec"]), "hostNetwork:true")
+			st := map[string]any{"observedGeneration": 1}
+			if ready > 0 || hostNet {
+				st["readyReplicas"] = want
+			}
+			o["status"] = st
+		}
+	}
+}
+
+func miniJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func miniStatus(w http.ResponseWriter, code int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(map[string]any{"kind": "Status", "code": code, "message": msg})
+}
+
+// addonsWorld is a state with a stored kubeconfig for a miniAPI and a
+// network ID, as bootstrap and the network step leave them.
+func addonsWorld(t *testing.T, api *miniAPI, sp *spec.Spec) (*Deps, *engine.Env) {
+	t.Helper()
+	srv := httptest.NewTLSServer(api)
+	t.Cleanup(srv.Close)
+	t.Setenv("OHMYTALOS_AGE_KEY_FILE", filepath.Join(t.TempDir(), "age.key"))
+	keys, err := state.LoadKeyring(state.KeyFileCandidates(), state.DefaultNewKeyFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := state.Open(t.TempDir(), sp.Name, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca := base64.StdEncoding.EncodeToString(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))
+	kc := fmt.Sprintf("current-context: a\nclusters: [{name: c, cluster: {server: %q, certificate-authority-data: %s}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: a, context: {cluster: c, user: u}}]\n", srv.URL, ca)
+	if err := st.PutSecret(secretKubeconfig, []byte(kc)); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PutResource(keyNetwork, state.Resource{Kind: "network", ID: 4242, Name: sp.Name}); err != nil {
+		t.Fatal(err)
+	}
+	d := &Deps{PollInterval: 5 * time.Millisecond, NodeTimeout: 5 * time.Second,
+		Resolver: secrets.NewResolver(secrets.Options{Env: func(k string) (string, bool) { return "hcloud-token-value", k == "HCLOUD_TOKEN" }})}
+	return d, &engine.Env{Spec: sp, State: st, Log: slog.New(slog.DiscardHandler)}
+}
+
+func countEvents(evs []engine.Event, action engine.Action) int {
+	n := 0
+	for _, e := range evs {
+		if e.Kind == engine.KindResource && e.Action == action {
+			n++
+		}
+	}
+	return n
+}
+
+func TestAddonsApplyConvergeAndPrune(t *testing.T) {
+	sp := spec.Default("demo")
+	api := &miniAPI{objects: map[string]map[string]any{}, nodes: len(sp.Nodes())}
+	on := true
+	sp.Addons.MetricsServer.Enabled = &on
+	d, env := addonsWorld(t, api, sp)
+	s := &Addons{d}
+	var evs []engine.Event
+	emit := func(e engine.Event) { evs = append(evs, e) }
+	if err := s.Apply(context.Background(), env, emit); err != nil {
+		t.Fatal(err)
+	}
+	applied := countEvents(evs, "apply")
+	if applied == 0 || api.applies != applied {
+		t.Fatalf("%d apply events, %d applies", applied, api.applies)
+	}
+	sec := api.objects["/api/v1/namespaces/kube-system/secrets/hcloud"]
+	if sd := sec["stringData"].(map[string]any); sd["token"] != "hcloud-token-value" || sd["network"] != "4242" {
+		t.Errorf("hcloud secret = %v", sd)
+	}
+	last := evs[len(evs)-1]
+	if last.Kind != engine.KindProgress || !strings.Contains(last.Message, "5/5 nodes Ready") {
+		t.Errorf("last event = %+v", last)
+	}
+	// A second run converges: the same objects, nothing pruned.
+	evs = nil
+	if err := s.Apply(context.Background(), env, emit); err != nil {
+		t.Fatal(err)
+	}
+	if countEvents(evs, "apply") != applied || countEvents(evs, engine.ActionDelete) != 0 {
+		t.Errorf("second run: %d applies, %d deletes", countEvents(evs, "apply"), countEvents(evs, engine.ActionDelete))
+	}
+	// Switching metrics-server off prunes its objects, cluster-scoped ones too.
+	off := false
+	sp.Addons.MetricsServer.Enabled = &off
+	evs = nil
+	if err := s.Apply(context.Background(), env, emit); err != nil {
+		t.Fatal(err)
+	}
+	for p, o := range api.objects {
+		lb, _ := o["metadata"].(map[string]any)["labels"].(map[string]any)
+		if lb["ohmytalos.io/addon"] == "metrics-server" {
+			t.Errorf("%s survived the prune", p)
+		}
+	}
+	if n := countEvents(evs, engine.ActionDelete); n != 9 {
+		t.Errorf("%d objects pruned, want metrics-server's 9", n)
+	}
+}
+
+func TestAddonsTimeoutNamesWhatIsMissing(t *testing.T) {
+	api := &miniAPI{objects: map[string]map[string]any{}, nodes: 5, noCNI: true}
+	d, env := addonsWorld(t, api, spec.Default("demo"))
+	d.NodeTimeout = 300 * time.Millisecond
+	err := (&Addons{d}).Apply(context.Background(), env, func(engine.Event) {})
+	if err == nil {
+		t.Fatal("apply succeeded without a CNI")
+	}
+	for _, want := range []string{"not ready after", "demo-node-1: no CNI", "DaemonSet kube-system/cilium 0/5 ready", "doctor --check nodes-ready,addons"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q:\n%v", want, err)
+		}
+	}
+	if strings.Contains(err.Error(), "hcloud-token-value") {
+		t.Error("the token leaked into the error")
+	}
+}
+
+func TestAddonsPlan(t *testing.T) {
+	sp := spec.Default("demo")
+	_, env := addonsWorld(t, &miniAPI{objects: map[string]map[string]any{}}, sp)
+	p, err := (&Addons{}).Plan(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, it := range p.Items {
+		got = append(got, string(it.Action)+" "+it.Name)
+	}
+	want := "create hcloud-secret,create cilium,create hcloud-ccm,create hcloud-csi,wait 5 nodes"
+	if strings.Join(got, ",") != want {
+		t.Errorf("plan = %s", strings.Join(got, ","))
+	}
+	if !strings.Contains(strings.Join(p.Notes, "\n"), "metrics-server is switched off") {
+		t.Errorf("notes = %v", p.Notes)
+	}
+}
