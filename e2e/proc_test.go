@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -65,12 +66,17 @@ func startServe(t *testing.T, bin string, args ...string) *standalone {
 		}
 		close(lines)
 	}()
+	want := []string{"HCLOUD_ENDPOINT", "HCLOUD_TOKEN", "OHMYTALOS_FACTORY_URL", "OHMYTALOS_IP_ECHO_URL", "OHMYTALOS_RESCUE_SSH_PORT",
+		"OHMYTALOS_SANDBOX", "OHMYTALOS_BW_SERVE_URL", "OHMYTALOS_BW_ITEM"}
+	missing := func() bool {
+		return slices.ContainsFunc(want, func(k string) bool { return s.env[k] == "" })
+	}
 	timeout := time.After(30 * time.Second)
-	for len(s.env) < 5 {
+	for missing() {
 		select {
 		case l, ok := <-lines:
 			if !ok {
-				t.Fatalf("sandbox serve exited after printing %v", s.env)
+				t.Fatalf("sandbox serve exited after printing %v (want %v)", s.env, want)
 			}
 			if kv, ok := strings.CutPrefix(l, "export "); ok {
 				if k, v, ok := strings.Cut(kv, "="); ok {
@@ -78,18 +84,13 @@ func startServe(t *testing.T, bin string, args ...string) *standalone {
 				}
 			}
 		case <-timeout:
-			t.Fatalf("sandbox serve printed no environment within 30s (got %v)", s.env)
+			t.Fatalf("sandbox serve printed no complete environment within 30s (got %v, want %v)", s.env, want)
 		}
 	}
 	go func() {
 		for range lines { // keep draining so the child never blocks
 		}
 	}()
-	for _, k := range []string{"HCLOUD_ENDPOINT", "HCLOUD_TOKEN", "OHMYTALOS_FACTORY_URL", "OHMYTALOS_RESCUE_SSH_PORT", "OHMYTALOS_SANDBOX"} {
-		if s.env[k] == "" {
-			t.Fatalf("sandbox serve did not print %s (got %v)", k, s.env)
-		}
-	}
 	return s
 }
 

@@ -136,7 +136,7 @@ func (s *bootstrapScreen) start() tea.Cmd {
 func (s *bootstrapScreen) view() string {
 	c, st := s.c, s.c.styles
 	var b strings.Builder
-	b.WriteString(header(c, "Create and bootstrap", "network, pools, configs, servers, Talos bootstrap"))
+	b.WriteString(header(c, "Create and bootstrap", "network, pools, configs, servers, Talos bootstrap, add-ons"))
 	el := time.Duration(0)
 	if !s.started.IsZero() {
 		end := c.now

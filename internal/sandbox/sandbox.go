@@ -125,7 +125,7 @@ func Start(ctx context.Context, o Options) (*Sandbox, error) {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "ohmytalos sandbox: Hetzner API under /v1, Image Factory under /factory, bw serve under /bw, IP echo at /ip", http.StatusNotFound)
 	})
-	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
 	go func() { _ = s.srv.Serve(ln) }()
 	return s, nil
 }

@@ -103,3 +103,27 @@ func TestJSONPatchAndStrategicMerge(t *testing.T) {
 		t.Fatalf("strategic merge = %v, want %v", got, want)
 	}
 }
+
+func TestNameProblem(t *testing.T) {
+	rbac := resource{group: "rbac.authorization.k8s.io", name: "clusterroles"}
+	ns := resource{name: "namespaces"}
+	cm := resource{name: "configmaps"}
+	for _, tc := range []struct {
+		r    resource
+		name string
+		ok   bool
+	}{
+		{rbac, "system:hcloud-cloud-controller-manager", true},
+		{rbac, "a/b", false},
+		{rbac, "..", false},
+		{ns, "kube-system", true},
+		{ns, "a.b", false},
+		{cm, "a.b", true},
+		{cm, "system:x", false},
+		{cm, "Upper", false},
+	} {
+		if got := nameProblem(tc.r, tc.name) == ""; got != tc.ok {
+			t.Errorf("%s %q: valid = %v, want %v", tc.r.name, tc.name, got, tc.ok)
+		}
+	}
+}

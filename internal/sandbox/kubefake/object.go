@@ -195,3 +195,32 @@ func dnsSubdomain(s string) bool {
 
 	return true
 }
+
+// nameProblem is why name is not a valid metadata.name for r, or "".
+// kube-apiserver validates names per resource: RBAC objects take any path
+// segment (k8s.io/apimachinery/pkg/api/validation/path
+// ValidatePathSegmentName, used by pkg/apis/rbac/validation, so
+// "system:controller:x" is valid), namespaces a DNS-1123 label, the rest a
+// DNS-1123 subdomain. Nodes are left unchecked here (the kubelet names them).
+func nameProblem(r resource, name string) string {
+	switch {
+	case r.name == "nodes":
+		return ""
+	case r.group == "rbac.authorization.k8s.io":
+		if name == "." || name == ".." {
+			return fmt.Sprintf("may not be '%s'", name)
+		}
+		if strings.ContainsAny(name, "/%") {
+			return "may not contain '/' or '%'"
+		}
+		return ""
+	case r.name == "namespaces":
+		if len(name) > 63 || strings.Contains(name, ".") || !dnsSubdomain(name) {
+			return "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character"
+		}
+		return ""
+	case !dnsSubdomain(name):
+		return "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character"
+	}
+	return ""
+}

@@ -152,9 +152,8 @@ func (s *Server) createLocked(r resource, ns string, o obj, co createOpts) (obj,
 		return nil, errInvalid(r.groupKind(), "", "metadata.name", "FieldValueRequired", "Required value: name or generateName is required")
 	}
 
-	if !dnsSubdomain(name) && r.name != "nodes" {
-		return nil, errInvalid(r.groupKind(), name, "metadata.name", "FieldValueInvalid",
-			fmt.Sprintf("Invalid value: %q: a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character", name))
+	if msg := nameProblem(r, name); msg != "" {
+		return nil, errInvalid(r.groupKind(), name, "metadata.name", "FieldValueInvalid", fmt.Sprintf("Invalid value: %q: %s", name, msg))
 	}
 
 	if r.namespaced {

@@ -6,6 +6,7 @@ import (
 	stdx509 "crypto/x509"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -105,7 +106,10 @@ func (n *Node) startKubeAPILocked() {
 	})
 
 	k := &kubeAPI{node: n, lis: lis, done: make(chan struct{})}
-	k.srv = &http.Server{Handler: kc.srv, ReadHeaderTimeout: 10 * time.Second}
+	// Handshake failures (a client that dropped, a refused firewall) go to
+	// the sandbox's log, not the terminal the wizard draws on.
+	k.srv = &http.Server{Handler: kc.srv, ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(n.cluster.opts.Logger.Handler(), slog.LevelDebug)}
 	n.kube = k
 
 	go func() {
