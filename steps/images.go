@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/url"
 	"sort"
+	"strings"
+	"sync"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/factory"
@@ -30,6 +32,10 @@ type imagesData struct {
 	Schematics map[string]string `json:"schematics"` // schematic name -> ID
 	Registered map[string]bool   `json:"registered"` // ID -> registered with the factory
 	Snapshots  map[string]int64  `json:"snapshots"`  // imageKey -> snapshot ID
+	// Builds are the image builds (run names) started and not seen to
+	// finish: after a kill, the next run (holding the state lock, so the
+	// killed process is gone) sweeps their resources despite their lease.
+	Builds []string `json:"builds,omitempty"`
 }
 
 func imageKey(k imaging.Key) string { return k.SchematicID + "/" + k.TalosVersion + "/" + k.Arch }
@@ -167,12 +173,40 @@ func (s *Images) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) e
 			Location: sp.Location,
 		})
 	}
+	ended := map[string]bool{}
+	for _, r := range data.Builds {
+		ended[r] = true
+	}
+	var mu sync.Mutex // builds start concurrently
 	b := imaging.New(c, imaging.Options{SSHPort: s.d.SSHPort, PollInterval: s.d.PollInterval, Emit: func(ev imaging.Event) {
 		emit(imageEvent(ev))
-	}})
+	}, OnStart: func(run string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		data.Builds = append(data.Builds, run)
+		return env.State.PutData(dataImages, data)
+	}, Ended: func(run string) bool { return ended[run] }})
+	if len(ended) > 0 {
+		// A killed run's builds: their snapshots may be done, so no build
+		// of theirs runs again to sweep what they left.
+		swept, err := b.SweepEnded(ctx)
+		for _, r := range swept {
+			emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionDelete, Resource: strings.Replace(r, " ", "/", 1), Message: "left by an interrupted image build"})
+		}
+		if err != nil {
+			return fmt.Errorf("remove what interrupted image builds left: %w", err)
+		}
+	}
 	got, err := b.Ensure(ctx, reqs)
+	mu.Lock()
+	defer mu.Unlock()
 	for k, id := range got {
 		data.Snapshots[imageKey(k)] = id
+	}
+	if err == nil {
+		// Every build finished and cleaned up (or left nothing the
+		// per-key sweep of a later build will not find by its lease).
+		data.Builds = nil
 	}
 	if perr := env.State.PutData(dataImages, data); perr != nil && err == nil {
 		err = perr

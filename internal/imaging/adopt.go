@@ -79,7 +79,7 @@ func (b *Builder) deleteOtherSnapshots(ctx context.Context, k Key, keep int64, r
 	}
 	var errs []error
 	for _, img := range imgs {
-		if img.ID == keep || (img.Labels[LabelRun] != run && !leaseExpired(img.Labels, b.opts.Now())) {
+		if img.ID == keep || (img.Labels[LabelRun] != run && !b.reclaimable(img.Labels, b.opts.Now())) {
 			continue
 		}
 		if _, err := b.c.Image.Delete(ctx, img); err != nil && !hcloud.IsError(err, hcloud.ErrorCodeNotFound) {

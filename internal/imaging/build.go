@@ -74,6 +74,11 @@ func (b *Builder) build(ctx context.Context, r Request) (id int64, err error) {
 		location = defaultLocation
 	}
 	name := resourceName(k)
+	if b.opts.OnStart != nil {
+		if err := b.opts.OnStart(name); err != nil {
+			return 0, fmt.Errorf("record the build %s before it starts: %w", name, err)
+		}
+	}
 	ls := b.startLease(ctx, k, name)
 	defer ls.end() // before the cleanups above: no renewal of deleted resources
 	labels := ls.labels()

@@ -75,6 +75,15 @@ type Options struct {
 	LeaseRefresh time.Duration
 	// Now is the clock for leases (default time.Now).
 	Now func() time.Time
+	// OnStart is called with a build's run name (LabelRun) before the build
+	// creates anything; an error stops the build. The images step records
+	// the name in the cluster's state.
+	OnStart func(run string) error
+	// Ended reports whether run is a build known to have ended: one started
+	// by an earlier process of the same state, which the state lock proves
+	// gone (a kill -9 leaves its lease running). Sweeps remove its
+	// resources whatever their lease says. Nil means none is known.
+	Ended func(run string) bool
 }
 
 // Stages reported in Event.Stage.

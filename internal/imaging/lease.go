@@ -37,6 +37,16 @@ func leaseExpired(labels map[string]string, now time.Time) bool {
 	return !ok || !until.After(now)
 }
 
+// reclaimable reports whether a temporary resource's build is over: its
+// lease ran out, or it belongs to a run Options.Ended knows has ended.
+func (b *Builder) reclaimable(labels map[string]string, now time.Time) bool {
+	if leaseExpired(labels, now) {
+		return true
+	}
+	run, ok := labels[LabelRun]
+	return ok && b.opts.Ended != nil && b.opts.Ended(run)
+}
+
 // leaseUntil parses LabelLease.
 func leaseUntil(labels map[string]string) (time.Time, bool) {
 	v, ok := labels[LabelLease]

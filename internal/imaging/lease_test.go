@@ -149,3 +149,30 @@ func TestLeaseIsRenewed(t *testing.T) {
 	}
 	ls.end()
 }
+
+// A run the state knows has ended (a killed process's build) is swept
+// although its lease still runs; another run's live lease is kept.
+func TestSweepEndedReclaimsKilledRuns(t *testing.T) {
+	sb := newSandbox(t, 45, nil)
+	ctx := t.Context()
+	k := Key{SchematicID: strings.Repeat("cd", 32), TalosVersion: testVersion, Arch: "amd64"}
+	b := sb.builder(nil, func(o *Options) { o.Ended = func(run string) bool { return run == "killed-run" } })
+	live := func(run string) map[string]string {
+		l := b.temporaryLabels(k)
+		l[LabelLease] = strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10)
+		l[LabelRun] = run
+		return l
+	}
+	plantServer(t, sb, "killed-run", live("killed-run"))
+	plantServer(t, sb, "other-process-run", live("other-process-run"))
+	swept, err := b.SweepEnded(ctx)
+	if err != nil {
+		t.Fatalf("SweepEnded: %v", err)
+	}
+	if want := []string{"server killed-run"}; !slicesEqual(swept, want) {
+		t.Errorf("deleted %q, want %q", swept, want)
+	}
+	if s := sb.fake.Servers(); len(s) != 1 || s[0].Name != "other-process-run" {
+		t.Fatalf("servers left: %+v", s)
+	}
+}

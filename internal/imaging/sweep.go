@@ -32,6 +32,13 @@ func (b *Builder) Sweep(ctx context.Context, force bool) (Swept, error) {
 	return out, err
 }
 
+// SweepEnded deletes the temporary resources of builds that are over:
+// expired leases, and the runs Options.Ended names (a killed process's
+// builds, whose leases still run). It returns what it deleted.
+func (b *Builder) SweepEnded(ctx context.Context) ([]string, error) {
+	return b.sweep(ctx, temporarySelector(), false)
+}
+
 // live names the resources matching sel that a build still holds; none
 // when force is set.
 func (b *Builder) live(ctx context.Context, sel string, force bool) []string {
@@ -41,7 +48,7 @@ func (b *Builder) live(ctx context.Context, sel string, force bool) []string {
 	var out []string
 	now := b.opts.Now()
 	note := func(what string, labels map[string]string) {
-		if !leaseExpired(labels, now) {
+		if !b.reclaimable(labels, now) {
 			until, _ := leaseUntil(labels)
 			out = append(out, fmt.Sprintf("%s (lease until %s)", what, until.UTC().Format(time.RFC3339)))
 		}
@@ -66,7 +73,7 @@ func (b *Builder) sweep(ctx context.Context, sel string, force bool) ([]string, 
 	var deleted []string
 	var errs []error
 	now := b.opts.Now()
-	expired := func(labels map[string]string) bool { return force || leaseExpired(labels, now) }
+	expired := func(labels map[string]string) bool { return force || b.reclaimable(labels, now) }
 	servers, err := b.c.Server.AllWithOpts(ctx, hcloud.ServerListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
 	if err != nil {
 		return nil, fmt.Errorf("list temporary servers (%s): %w", sel, err)
