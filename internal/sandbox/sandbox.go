@@ -267,7 +267,7 @@ func (h hooks) ServerPoweredOn(info hcloudfake.ServerInfo) {
 		private = info.PrivateIPs[0]
 	}
 	_, err := s.Talos.StartNode(s.ctx, talosfake.NodeOptions{
-		ServerID: info.ID, Name: info.Name, PublicIP: info.PublicIPv4, PrivateIP: private,
+		ServerID: info.ID, Name: info.Name, PublicIP: info.PublicIPv4, PublicIPv6: info.PublicIPv6, PrivateIP: private,
 		MachineConfig: []byte(info.UserData), BootDelay: s.opts.BootDelay,
 		TalosVersion: talos.Version, SchematicID: talos.Schematic,
 	})

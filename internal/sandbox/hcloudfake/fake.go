@@ -72,6 +72,9 @@ type ServerInfo struct {
 	ID         int64
 	Name       string
 	PublicIPv4 string
+	// PublicIPv6 is the server's address in its public /64, the first one
+	// (…::1), as Hetzner configures it; "" without IPv6.
+	PublicIPv6 string
 	// PrivateIPs holds one IP per attached network, in attach order.
 	PrivateIPs []string
 	UserData   string

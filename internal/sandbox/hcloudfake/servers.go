@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net/http"
+	"net/netip"
 	"slices"
 	"time"
 
@@ -36,6 +37,9 @@ func (ss *serverState) info() ServerInfo {
 		ImageType: ss.imageType, ImageLabels: maps.Clone(ss.imageLabel), Labels: maps.Clone(ss.s.Labels), ServerType: ss.s.ServerType.Name, Location: ss.s.Location.Name}
 	for _, pn := range ss.s.PrivateNet {
 		info.PrivateIPs = append(info.PrivateIPs, pn.IP)
+	}
+	if p, err := netip.ParsePrefix(ss.s.PublicNet.IPv6.IP); err == nil {
+		info.PublicIPv6 = p.Masked().Addr().Next().String()
 	}
 	return info
 }
