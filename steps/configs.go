@@ -151,6 +151,7 @@ func (d *Deps) clusterInput(ctx context.Context, env *engine.Env) (talos.Cluster
 		PodCIDR: sp.Network.Pods, ServiceCIDR: sp.Network.Services, NodeCIDR: sp.Network.CIDR,
 		VIP: sp.ControlPlane.VIP, VIPLink: vipLink(sp), PublicIPv4: sp.PublicNetwork.IPv4 || sp.PublicNetwork.IPv6,
 		HCloudToken: strings.TrimSpace(tok.Reveal()), DiskPassphrase: string(disk),
+		ScheduleOnControlPlanes: !hasWorkers(sp),
 	}
 	if r := sp.Secrets.TailscaleAuthKey; r != nil {
 		ts, err := d.Secret(ctx, "secrets.tailscaleAuthKey", *r)
@@ -279,4 +280,15 @@ func RenderConfigs(ctx context.Context, d *Deps, env *engine.Env) (map[string]ta
 		return nil, err
 	}
 	return s.renderAll(ctx, env)
+}
+
+// hasWorkers reports whether any worker pool has a server: without one,
+// workloads must be allowed on the control planes.
+func hasWorkers(sp *spec.Spec) bool {
+	for _, p := range sp.Pools {
+		if p.Count > 0 {
+			return true
+		}
+	}
+	return false
 }

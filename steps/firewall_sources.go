@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"slices"
 	"strings"
@@ -151,6 +152,9 @@ func (d *Deps) planFirewall(ctx context.Context, env *engine.Env, p *engine.Plan
 	if src.Stale != nil {
 		p.Notes = append(p.Notes, fmt.Sprintf("could not detect your address (%v): the firewall keeps %s from the last run", src.Stale, strings.Join(src.CIDRs, ", ")))
 	}
+	if note := d.lockoutNote(ctx, sp, src); note != "" {
+		p.Notes = append(p.Notes, note)
+	}
 	if sp.OpenToInternet() {
 		p.Notes = append(p.Notes, "firewall.allow opens the Talos and Kubernetes APIs to the whole internet (they are mTLS-protected); remove it to admit only your address")
 	}
@@ -158,6 +162,34 @@ func (d *Deps) planFirewall(ctx context.Context, env *engine.Env, p *engine.Plan
 		p.Notes = append(p.Notes, "endpoint.mode loadbalancer: Hetzner firewalls do not filter load balancers, so the API load balancer forwards 6443 and 50000 from anywhere; firewall.allow protects only the servers' own public addresses")
 	}
 	return nil
+}
+
+// lockoutNote warns when firewall.allow lists ranges that do not admit the
+// operator's own address: after apply, ohmytalos on this machine can no
+// longer reach the Talos and Kubernetes APIs (the servers drop the
+// connections). Detection failing is not worth a note here.
+func (d *Deps) lockoutNote(ctx context.Context, sp *spec.Spec, src fwSources) string {
+	if src.Detected {
+		return ""
+	}
+	a, err := d.operatorAddress(ctx, d.echoURLs(sp))
+	if err != nil {
+		return ""
+	}
+	var outside []string
+	for _, ip := range []netip.Addr{a.IPv4, a.IPv6} {
+		if ip.IsValid() && !slices.ContainsFunc(src.CIDRs, func(c string) bool {
+			p, err := netip.ParsePrefix(c)
+			return err == nil && p.Contains(ip)
+		}) {
+			outside = append(outside, ip.String())
+		}
+	}
+	if len(outside) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("firewall.allow does not admit your address %s: after apply this machine cannot reach the Talos and Kubernetes APIs; add %s to firewall.allow, or remove firewall.allow to admit only your address",
+		strings.Join(outside, ", "), strings.Join(a.Sources(), ", "))
 }
 
 // firewallRules opens the Talos and Kubernetes APIs to the source ranges.

@@ -281,7 +281,14 @@ func (h hooks) ServerPoweredOn(info hcloudfake.ServerInfo) {
 }
 
 func (h hooks) ServerPoweredOff(id int64) { h.s.stop(id) }
-func (h hooks) ServerDeleted(id int64)    { h.s.stop(id) }
+
+// ServerDeleted stops the server and, as a deleted server's disk is gone,
+// makes Talos forget it: its etcd membership stays until a member removes
+// it, and a cluster whose every member is deleted can be bootstrapped anew.
+func (h hooks) ServerDeleted(id int64) {
+	h.s.stop(id)
+	h.s.Talos.ForgetServer(id)
+}
 
 func (s *Sandbox) stop(id int64) {
 	s.mu.Lock()

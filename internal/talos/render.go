@@ -147,6 +147,12 @@ func adaptV1Alpha1(v1 *v1alpha1.Config, c normalized, g NodeGroup, meta nodeMeta
 	// so no kubelet extra argument is needed; it must be set on every node.
 	cl.ExternalCloudProviderConfig = &v1alpha1.ExternalCloudProviderConfig{ExternalEnabled: new(true)}
 
+	if c.ScheduleOnControlPlanes {
+		// Talos then leaves out the control-plane NoSchedule taint
+		// (cluster.allowSchedulingOnControlPlanes).
+		cl.AllowSchedulingOnControlPlanes = new(true)
+	}
+
 	if subnets := nodeSubnets(c); len(subnets) > 0 {
 		if mc.MachineKubelet == nil {
 			mc.MachineKubelet = &v1alpha1.KubeletConfig{}

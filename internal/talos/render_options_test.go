@@ -207,3 +207,19 @@ func TestRenderConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// A cluster without workers lets workloads onto the control planes; with
+// workers Talos' default (no scheduling on control planes) stays.
+func TestRenderScheduleOnControlPlanes(t *testing.T) {
+	_, d := render(t, testBundle(t), testCluster(), controlPlaneGroup())
+	if v := d.v1.ClusterConfig.AllowSchedulingOnControlPlanes; v != nil && *v {
+		t.Error("workers exist, yet control planes allow scheduling")
+	}
+
+	c := testCluster()
+	c.ScheduleOnControlPlanes = true
+	_, d = render(t, testBundle(t), c, controlPlaneGroup())
+	if v := d.v1.ClusterConfig.AllowSchedulingOnControlPlanes; v == nil || !*v {
+		t.Error("cluster.allowSchedulingOnControlPlanes not set for a cluster without workers")
+	}
+}

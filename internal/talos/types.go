@@ -51,6 +51,11 @@ type Cluster struct {
 	DiskPassphrase string
 	// CertSANs are extra API server and Talos API certificate SANs.
 	CertSANs []string
+	// ScheduleOnControlPlanes lets ordinary workloads (the add-ons'
+	// controllers among them) run on control planes: a cluster without
+	// workers needs it, or every Deployment stays Pending behind the
+	// node-role.kubernetes.io/control-plane:NoSchedule taint.
+	ScheduleOnControlPlanes bool
 }
 
 // NodeGroup is one control plane group or worker pool: every node of a group
