@@ -4,6 +4,7 @@
 // at random points and inside an image build's cleanup against a
 // standalone sandbox (TestCrashResume, TestCrashDuringImageCleanup),
 // injected 429s, 5xx and failed actions (TestStorm), and create answers
-// lost after Hetzner acted on them (TestLostCreateResponses). Everything
+// lost after Hetzner acted on them (TestLostCreateResponses), and a working
+// cluster seen through client-go and hcloud-go (TestWorkingClusterFromSandboxServe). Everything
 // runs on loopback; nothing reaches Hetzner or the internet.
 package e2e

@@ -3,6 +3,7 @@ package kubefake_test
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 	appsv1 "k8s.io/api/apps/v1"
@@ -97,6 +98,40 @@ func TestCSIBindsClaimsAndLifecycleDeletesNodes(t *testing.T) {
 		c, err := e.cs.CoreV1().PersistentVolumeClaims("default").Get(ctx, "data", metav1.GetOptions{})
 
 		return err == nil && c.Status.Phase == corev1.ClaimBound && c.Spec.VolumeName != "", fmt.Sprint(c.Status, err)
+	})
+
+	// A WaitForFirstConsumer class binds only once a pod using the claim
+	// is scheduled, on that pod's node.
+	wffc := storagev1.VolumeBindingWaitForFirstConsumer
+	if _, err := e.cs.StorageV1().StorageClasses().Create(ctx, &storagev1.StorageClass{
+		ObjectMeta: metav1.ObjectMeta{Name: "late"}, Provisioner: "csi.hetzner.cloud", VolumeBindingMode: &wffc,
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	late := pvc.DeepCopy()
+	late.Name, late.Spec.StorageClassName = "late", new("late")
+	if _, err := e.cs.CoreV1().PersistentVolumeClaims("default").Create(ctx, late, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if c, err := e.cs.CoreV1().PersistentVolumeClaims("default").Get(ctx, "late", metav1.GetOptions{}); err != nil || c.Status.Phase != corev1.ClaimPending {
+		t.Fatalf("a WaitForFirstConsumer claim without a pod: %v %v", c.Status, err)
+	}
+	if _, err := e.cs.CoreV1().Pods("default").Create(ctx, &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "app"},
+		Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "app", Image: "registry.example/app:1"}},
+			Volumes: []corev1.Volume{{Name: "data", VolumeSource: corev1.VolumeSource{
+				PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "late"}}}},
+		},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, ctx, "the WaitForFirstConsumer claim bound on the pod's node", func() (bool, string) {
+		c, err := e.cs.CoreV1().PersistentVolumeClaims("default").Get(ctx, "late", metav1.GetOptions{})
+		p, perr := e.cs.CoreV1().Pods("default").Get(ctx, "app", metav1.GetOptions{})
+		return err == nil && c.Status.Phase == corev1.ClaimBound && c.Annotations["volume.kubernetes.io/selected-node"] == "w-1",
+			fmt.Sprint(c.Status, c.Annotations, err, p.Spec.NodeName, p.Status, perr)
 	})
 
 	// The server goes away: its kubelet stops, the CCM deletes the node.

@@ -207,7 +207,19 @@ func (s *Server) reconcilePVCsLocked() {
 		}
 
 		sc, ok := s.getLocked(s.builtinLocked("storageclasses"), "", scName)
-		if ok && str(sc, "provisioner") == "csi.hetzner.cloud" && csiReady && str(sc, "volumeBindingMode") != "WaitForFirstConsumer" {
+		if ok && str(sc, "volumeBindingMode") == "WaitForFirstConsumer" {
+			// The scheduler picks a node for the first pod using the claim
+			// and records it; only then does the provisioner act
+			// (kube-scheduler VolumeBinding plugin, annotation
+			// volume.kubernetes.io/selected-node).
+			node := s.consumerNodeLocked(str(pvc, "metadata", "namespace"), str(pvc, "metadata", "name"))
+			if node == "" {
+				s.saveLocked(pvcRes, old, pvc)
+				continue
+			}
+			set(pvc, node, "metadata", "annotations", "volume.kubernetes.io/selected-node")
+		}
+		if ok && str(sc, "provisioner") == "csi.hetzner.cloud" && csiReady {
 			pvName := "pvc-" + str(pvc, "metadata", "uid")
 			pv := obj{
 				"metadata": obj{"name": pvName, "annotations": obj{"pv.kubernetes.io/provisioned-by": "csi.hetzner.cloud"}},
@@ -230,6 +242,23 @@ func (s *Server) reconcilePVCsLocked() {
 
 		s.saveLocked(pvcRes, old, pvc)
 	}
+}
+
+// consumerNodeLocked is the node of a scheduled pod that mounts the claim
+// namespace/name, or "".
+func (s *Server) consumerNodeLocked(namespace, name string) string {
+	for _, p := range s.sortedLocked(s.builtinLocked("pods").key()) {
+		node := str(p, "spec", "nodeName")
+		if node == "" || str(p, "metadata", "namespace") != namespace {
+			continue
+		}
+		for _, v := range listAt(p, "spec", "volumes") {
+			if vm, ok := v.(map[string]any); ok && str(vm, "persistentVolumeClaim", "claimName") == name {
+				return node
+			}
+		}
+	}
+	return ""
 }
 
 func (s *Server) defaultStorageClassLocked() string {
