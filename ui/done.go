@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 
+	"github.com/ohmytalos/ohmytalos/internal/addons"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 )
 
@@ -107,6 +108,13 @@ func (s *doneScreen) outcome() string {
 	line := func(style lipgloss.Style, text string) { b.WriteString(style.Render(wrap(text, c.width)) + "\n") }
 	status := c.stepStatus(engine.StepAddons)
 	switch {
+	case (r.state == "done" || r.state != "failed" && r.state != runRunning && status == engine.StatusDone) && !addons.Enabled(c.spec)[addons.Cilium]:
+		// The step waited only for provider IDs: without a CNI no node is Ready.
+		b.WriteString(st.Title.Render("Cluster "+name+" is up but not ready to use") + "\n\n")
+		line(st.Warn, "✗ missing: a CNI. addons.cilium is switched off, so every node stays NotReady until you install one.")
+		if r.summary != "" {
+			line(st.Subtle, "last reported: "+r.summary)
+		}
 	case r.state == "done" || r.state != "failed" && r.state != runRunning && status == engine.StatusDone:
 		b.WriteString(st.Title.Render("Cluster "+name+" is up and ready to use") + "\n\n")
 		switch {

@@ -123,3 +123,21 @@ func TestBootstrapScreenOpensWhatIsMissingAfterAddonsFail(t *testing.T) {
 type errString string
 
 func (e errString) Error() string { return string(e) }
+
+// With Cilium switched off the step waits only for provider IDs: the done
+// screen must not call NotReady nodes ready to use.
+func TestDoneScreenWithoutCNIIsNotReady(t *testing.T) {
+	h, _ := newHarness(t, Options{Width: 120, Height: 40})
+	h.Settle()
+	off := false
+	h.m.c.spec.Addons.Cilium.Enabled = &off
+	for _, s := range deploySteps() {
+		h.m.c.status[s] = engine.StepStatus{Name: s, Status: engine.StatusDone}
+	}
+	h.Send(RunEventMsg{RunID: 7, Event: engine.Event{Step: engine.StepAddons, Kind: engine.KindProgress, Resource: "nodes",
+		Message: "0/3 nodes Ready, 3 with a provider ID, 1/1 add-on workloads ready"}})
+	h.Send(RunEventMsg{RunID: 7, Event: engine.Event{Step: engine.StepAddons, Kind: engine.KindDone}})
+	h.open(scrDone)
+	view := ansi.Strip(h.m.View())
+	mustContain(t, view, "is up but not ready to use", "missing: a CNI", "0/3 nodes Ready")
+}
