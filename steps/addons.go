@@ -126,13 +126,15 @@ func (s *Addons) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) e
 	defer cancel()
 	desired := map[string]bool{}
 	for _, a := range rendered {
-		for _, o := range a.Objects {
+		// One resource per add-on ("addon/cilium"): its objects are the
+		// stages, so a screen shows one line per add-on, not one per object.
+		for i, o := range a.Objects {
 			if err := s.apply(wctx, c, o); err != nil {
 				return fmt.Errorf("add-on %s: apply %s: %w", a.Name, o.Ref(), err)
 			}
 			desired[o.Ref()] = true
-			emit(engine.Event{Kind: engine.KindResource, Action: "apply", Resource: strings.ToLower(o.Kind()) + "/" + o.Name(),
-				Message: fmt.Sprintf("%s: %s applied (server-side, field manager %s)", a.Name, o.Ref(), kube.FieldManager)})
+			emit(engine.Event{Kind: engine.KindResource, Action: "apply", Resource: "addon/" + a.Name,
+				Message: fmt.Sprintf("%s applied (%d/%d objects, server-side, field manager %s)", o.Ref(), i+1, len(a.Objects), kube.FieldManager)})
 		}
 	}
 	if err := s.prune(wctx, c, desired, emit); err != nil {

@@ -26,6 +26,36 @@ type clusterReadiness struct {
 	totalWL      int
 	// checkReady and checkProvider say what counts (Cilium, CCM switched on).
 	checkReady, checkProvider bool
+	// lines are what each node and workload awaits, in the order read.
+	lines []readinessLine
+}
+
+// readinessLine is one node's or workload's state, as the wait reports it
+// per resource ("node/demo-cp-1", "daemonset/cilium").
+type readinessLine struct {
+	resource, status string
+	ok               bool
+}
+
+// nodeLine says what one node still awaits, given what counts.
+func (r clusterReadiness) nodeLine(n kube.NodeInfo) readinessLine {
+	hasID := strings.HasPrefix(n.ProviderID, "hcloud://")
+	l := readinessLine{resource: "node/" + n.Name, ok: (n.Ready || !r.checkReady) && (hasID || !r.checkProvider)}
+	switch {
+	case n.Ready:
+		l.status = "Ready"
+	case r.checkReady:
+		l.status = "NotReady: " + n.Reason
+	default:
+		l.status = "NotReady (no CNI switched on)"
+	}
+	switch {
+	case hasID:
+		l.status += ", provider ID " + n.ProviderID
+	case r.checkProvider:
+		l.status += "; waiting for the cloud controller to set its provider ID"
+	}
+	return l
 }
 
 // done reports whether nothing is missing.
@@ -95,6 +125,7 @@ func readiness(ctx context.Context, c *kube.Client, sp *spec.Spec, rendered []ad
 		if !strings.HasPrefix(n.ProviderID, "hcloud://") {
 			r.noProviderID = append(r.noProviderID, n.Name)
 		}
+		r.lines = append(r.lines, r.nodeLine(n))
 	}
 	if len(nodes) < r.wantNodes {
 		r.missingNodes = r.wantNodes - len(nodes)
@@ -109,16 +140,20 @@ func readiness(ctx context.Context, c *kube.Client, sp *spec.Spec, rendered []ad
 				continue
 			}
 			r.totalWL++
+			res := strings.ToLower(w.Kind) + "/" + w.Name
 			o, err := c.Get(ctx, "apps/v1", w.Kind, w.Namespace, w.Name)
 			if errors.Is(err, kube.ErrNotFound) {
 				r.workloads = append(r.workloads, fmt.Sprintf("%s %s/%s does not exist", w.Kind, w.Namespace, w.Name))
+				r.lines = append(r.lines, readinessLine{resource: res, status: a.Name + ": does not exist yet"})
 				continue
 			}
 			if err != nil {
 				return r, err
 			}
 			ready, want := kube.WorkloadReady(o)
-			if want > 0 && ready >= want {
+			ok := want > 0 && ready >= want
+			r.lines = append(r.lines, readinessLine{resource: res, ok: ok, status: fmt.Sprintf("%s: %d/%d ready", a.Name, ready, want)})
+			if ok {
 				r.readyWL++
 				continue
 			}
@@ -135,6 +170,7 @@ func (s *Addons) wait(ctx context.Context, c *kube.Client, env *engine.Env, rend
 		emit(engine.Event{Kind: engine.KindWarning, Message: "addons.cilium is switched off: nodes stay NotReady until you install a CNI; waiting only for provider IDs"})
 	}
 	last := ""
+	seen := map[string]string{}
 	var lastErr error
 	var r clusterReadiness
 	for {
@@ -146,6 +182,7 @@ func (s *Addons) wait(ctx context.Context, c *kube.Client, env *engine.Env, rend
 			lastErr = err
 		default:
 			r, lastErr = cur, nil
+			emitLines(r.lines, seen, emit)
 			if p := r.progress(); p != last {
 				frac := 0.0
 				if total := r.wantNodes + r.totalWL; total > 0 {
@@ -166,5 +203,22 @@ func (s *Addons) wait(ctx context.Context, c *kube.Client, env *engine.Env, rend
 			return fmt.Errorf("the cluster is not ready after %s: %s. Run \"ohmytalos doctor --check nodes-ready,addons\" to see why, then \"ohmytalos apply --only addons\" to wait again: %w",
 				s.d.nodeTimeout(), what, werr)
 		}
+	}
+}
+
+// emitLines reports each node's and workload's state when it changed since
+// the last look (seen holds what was reported): Fraction 1 when it has what
+// it awaits.
+func emitLines(lines []readinessLine, seen map[string]string, emit engine.Emit) {
+	for _, l := range lines {
+		if seen[l.resource] == l.status {
+			continue
+		}
+		seen[l.resource] = l.status
+		frac := 0.0
+		if l.ok {
+			frac = 1
+		}
+		emit(engine.Event{Kind: engine.KindProgress, Resource: l.resource, Fraction: frac, Message: l.status})
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/kube"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 )
 
@@ -53,5 +55,49 @@ func TestAddonWorkloadsFollowTheSpec(t *testing.T) {
 		"hcloud-csi:Deployment/hcloud-csi-controller,hcloud-csi:DaemonSet/hcloud-csi-node"
 	if strings.Join(got, ",") != want {
 		t.Fatalf("workloads = %s", strings.Join(got, ","))
+	}
+}
+
+func TestNodeLineSaysWhatTheNodeAwaits(t *testing.T) {
+	both := clusterReadiness{checkReady: true, checkProvider: true}
+	cases := []struct {
+		name   string
+		r      clusterReadiness
+		n      kube.NodeInfo
+		status string
+		ok     bool
+	}{
+		{"ready with an ID", both, kube.NodeInfo{Name: "a", Ready: true, ProviderID: "hcloud://42"}, "Ready, provider ID hcloud://42", true},
+		{"no CNI", both, kube.NodeInfo{Name: "a", Reason: "no CNI"}, "NotReady: no CNI; waiting for the cloud controller to set its provider ID", false},
+		{"ready, no ID", both, kube.NodeInfo{Name: "a", Ready: true}, "Ready; waiting for the cloud controller to set its provider ID", false},
+		{"Cilium off", clusterReadiness{checkProvider: true}, kube.NodeInfo{Name: "a", ProviderID: "hcloud://7"}, "NotReady (no CNI switched on), provider ID hcloud://7", true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			l := c.r.nodeLine(c.n)
+			if l.resource != "node/a" || l.status != c.status || l.ok != c.ok {
+				t.Errorf("nodeLine = %+v, want node/a %q ok=%t", l, c.status, c.ok)
+			}
+		})
+	}
+}
+
+func TestEmitLinesReportsChangesOnly(t *testing.T) {
+	seen := map[string]string{}
+	var evs []engine.Event
+	emit := func(ev engine.Event) { evs = append(evs, ev) }
+	first := []readinessLine{{resource: "node/a", status: "NotReady: no CNI"}, {resource: "daemonset/cilium", status: "cilium: 0/1 ready"}}
+	emitLines(first, seen, emit)
+	emitLines(first, seen, emit)
+	emitLines([]readinessLine{{resource: "node/a", status: "Ready, provider ID hcloud://1", ok: true}, first[1]}, seen, emit)
+	if len(evs) != 3 {
+		t.Fatalf("got %d events, want 3 (two first looks, one change): %+v", len(evs), evs)
+	}
+	last := evs[2]
+	if last.Kind != engine.KindProgress || last.Resource != "node/a" || last.Fraction != 1 || last.Message != "Ready, provider ID hcloud://1" {
+		t.Errorf("change event = %+v", last)
+	}
+	if evs[0].Fraction != 0 {
+		t.Errorf("a NotReady node reported fraction %v, want 0", evs[0].Fraction)
 	}
 }

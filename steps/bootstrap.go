@@ -19,9 +19,10 @@ import (
 )
 
 // Bootstrap waits for every node's Talos API, bootstraps etcd on exactly
-// one control plane (never twice: it asks etcd first), waits for all
-// control planes to join and the VIP to be claimed, then stores the
-// talosconfig and kubeconfig encrypted.
+// one control plane (never twice: it asks etcd first) as soon as that one
+// answers, while the others still boot; then it waits for all control
+// planes to join and the VIP to be claimed, and stores the talosconfig and
+// kubeconfig encrypted.
 type Bootstrap struct{ d *Deps }
 
 // Name implements engine.Step.
@@ -118,27 +119,18 @@ func (s *Bootstrap) Apply(ctx context.Context, env *engine.Env, emit engine.Emit
 				return fmt.Errorf("%s (%s): Talos API not ready: %w", nodes[i].node.Name, nodes[i].ip, err)
 			}
 			emit(engine.Event{Kind: engine.KindResource, Action: "ready", Resource: "node/" + nodes[i].node.Name, Message: "Talos API up on " + nodes[i].ip})
-			return nil
+			if i > 0 {
+				return nil
+			}
+			// etcd needs only the first control plane (nodes are ordered
+			// control planes first): bootstrap it while the others boot.
+			return bootstrapFirst(gctx, c, sp, nodes[0], emit)
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return err
 	}
-	first := clients[0] // nodes are ordered control planes first
-	if sp.Endpoint.Mode == spec.EndpointVIP {
-		if err := checkVIPLink(ctx, first, sp); err != nil {
-			return err
-		}
-	}
-	did, err := first.BootstrapOnce(ctx)
-	if err != nil {
-		return fmt.Errorf("bootstrap etcd on %s: %w", nodes[0].node.Name, err)
-	}
-	msg := "etcd already bootstrapped: not calling bootstrap again"
-	if did {
-		msg = "etcd bootstrapped"
-	}
-	emit(engine.Event{Kind: engine.KindResource, Action: "bootstrap", Resource: "etcd/" + nodes[0].node.Name, Message: msg})
+	first := clients[0]
 	if err := s.waitMembers(wctx, first, sp.ControlPlane.Count, emit); err != nil {
 		return err
 	}
@@ -159,6 +151,26 @@ func (s *Bootstrap) Apply(ctx context.Context, env *engine.Env, emit engine.Emit
 		return fmt.Errorf("fetch kubeconfig: %w", err)
 	}
 	return s.d.storeKubeconfig(ctx, env, kc, nodes, emit)
+}
+
+// bootstrapFirst checks the VIP's link and bootstraps etcd on the first
+// control plane, once.
+func bootstrapFirst(ctx context.Context, first *talosapi.Client, sp *spec.Spec, n nodeAddr, emit engine.Emit) error {
+	if sp.Endpoint.Mode == spec.EndpointVIP {
+		if err := checkVIPLink(ctx, first, sp); err != nil {
+			return err
+		}
+	}
+	did, err := first.BootstrapOnce(ctx)
+	if err != nil {
+		return fmt.Errorf("bootstrap etcd on %s: %w", n.node.Name, err)
+	}
+	msg := "etcd already bootstrapped: not calling bootstrap again"
+	if did {
+		msg = "etcd bootstrapped"
+	}
+	emit(engine.Event{Kind: engine.KindResource, Action: "bootstrap", Resource: "etcd/" + n.node.Name, Message: msg})
+	return nil
 }
 
 // storeKubeconfig rewrites the kubeconfig Talos returned so it names an

@@ -211,7 +211,7 @@ func (d *Deps) waitLBActions(ctx context.Context, c *hcloud.Client, env *engine.
 		if err != nil {
 			continue
 		}
-		err = c.Action.WaitFor(ctx, &hcloud.Action{ID: id, Status: hcloud.ActionStatusRunning})
+		err = d.waiter(c).WaitFor(ctx, &hcloud.Action{ID: id, Status: hcloud.ActionStatusRunning})
 		var ae hcloud.ActionError
 		switch {
 		case errors.As(err, &ae):

@@ -181,7 +181,7 @@ func (s *Servers) create(ctx context.Context, c *hcloud.Client, env *engine.Env,
 			return nil, nil, err
 		}
 		if act != nil {
-			if err := c.Action.WaitFor(ctx, act); err != nil {
+			if err := s.d.waiter(c).WaitFor(ctx, act); err != nil {
 				return nil, nil, fmt.Errorf("create volume for %s: %w", n.Name, err)
 			}
 		}
@@ -217,7 +217,7 @@ func (s *Servers) wait(ctx context.Context, c *hcloud.Client, emit engine.Emit, 
 		return nil
 	}
 	done := 0
-	return c.Action.WaitForFunc(ctx, func(a *hcloud.Action) error {
+	return s.d.waiter(c).WaitForFunc(ctx, func(a *hcloud.Action) error {
 		switch a.Status {
 		case hcloud.ActionStatusSuccess:
 			done++

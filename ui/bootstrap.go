@@ -19,6 +19,7 @@ type bootstrapScreen struct {
 	confirm confirmBox
 	screenRun
 	prog     progressList
+	ready    readiness // the add-ons step's wait, for the status line
 	started  time.Time
 	finished time.Time
 }
@@ -47,7 +48,12 @@ func (s *bootstrapScreen) help() keyHelp {
 		next.SetHelp("enter", "finish")
 		return keyHelp{short: []key.Binding{next}}
 	case "failed":
-		return keyHelp{short: []key.Binding{km.Retry}}
+		if s.ready.state != "failed" {
+			return keyHelp{short: []key.Binding{km.Retry}}
+		}
+		missing := km.Enter
+		missing.SetHelp("enter", "what is missing")
+		return keyHelp{short: []key.Binding{km.Retry, missing}}
 	}
 	start := km.Enter
 	start.SetHelp("enter", "create the cluster")
@@ -60,6 +66,7 @@ func (s *bootstrapScreen) update(msg tea.Msg) tea.Cmd {
 	}
 	if ev, ok := s.runEvent(msg); ok {
 		s.prog.add(ev)
+		s.ready.add(ev)
 		if s.started.IsZero() {
 			s.started = ev.Time
 		}
@@ -78,6 +85,9 @@ func (s *bootstrapScreen) key(k tea.KeyMsg) tea.Cmd {
 	switch {
 	case (s.result == "ok" || s.result == "" && s.c.deployStatus() == statusDone) && key.Matches(k, km.Enter):
 		return navCmd(scrDone)
+	case s.result == "failed" && s.ready.state == "failed" && key.Matches(k, km.Enter):
+		// The cluster exists; the done screen says what it still lacks.
+		return navCmd(scrDone)
 	case s.result == "running":
 		return nil
 	case s.result == "failed" && key.Matches(k, km.Retry), s.result == "" && key.Matches(k, km.Enter):
@@ -92,7 +102,7 @@ func (s *bootstrapScreen) plan() string {
 	if s.c.deployStatus() != statusPending {
 		what = "Resumes creating"
 	}
-	return fmt.Sprintf("%s the network, placement groups, firewall, load balancer and %d servers, then bootstraps Talos and fetches the kubeconfig. Steps already done are skipped.",
+	return fmt.Sprintf("%s the network, placement groups, firewall, load balancer and %d servers, then bootstraps Talos, fetches the kubeconfig, installs the add-ons (Cilium, Hetzner cloud controller and CSI) and waits until every node is Ready. Steps already done are skipped.",
 		what, len(s.c.spec.Nodes()))
 }
 
@@ -150,8 +160,14 @@ func (s *bootstrapScreen) view() string {
 	switch s.result {
 	case "running":
 		b.WriteString(st.Accent.Render("running") + st.Subtle.Render(" elapsed "+el.Round(time.Second).String()) + "\n")
+		if s.ready.state == runRunning && s.ready.summary != "" {
+			b.WriteString(st.Accent.Render(truncate("waiting for the cluster: "+s.ready.summary, c.width)) + "\n")
+		}
 	case "ok":
 		b.WriteString(st.Good.Render("✓ cluster bootstrapped") + st.Subtle.Render(" in "+el.Round(time.Second).String()) + "\n")
+		if s.ready.summary != "" {
+			b.WriteString(st.Good.Render(truncate("✓ "+s.ready.summary, c.width)) + "\n")
+		}
 	case "failed":
 		b.WriteString(s.failureView(c, c.width) + st.Subtle.Render("r resumes from the failed step; finished steps are skipped") + "\n")
 	default:

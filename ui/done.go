@@ -6,12 +6,18 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/ohmytalos/ohmytalos/internal/addons"
+	"github.com/ohmytalos/ohmytalos/internal/engine"
 )
 
-// doneScreen says where the kubeconfig and talosconfig are and what to run
-// next.
+// doneScreen says whether the cluster is ready to use (every node Ready,
+// the add-ons ready, as the add-ons step reported) or exactly what is
+// missing, where the kubeconfig and talosconfig are and what to run next.
 type doneScreen struct {
-	c *common
+	c     *common
+	ready readiness
 }
 
 func newDone(c *common) *doneScreen { return &doneScreen{c: c} }
@@ -33,6 +39,10 @@ func (s *doneScreen) help() keyHelp {
 }
 
 func (s *doneScreen) update(msg tea.Msg) tea.Cmd {
+	if ev, ok := msg.(RunEventMsg); ok {
+		s.ready.add(ev.Event)
+		return nil
+	}
 	k, ok := msg.(tea.KeyMsg)
 	switch {
 	case ok && key.Matches(k, s.c.keys.Enter):
@@ -45,7 +55,6 @@ func (s *doneScreen) update(msg tea.Msg) tea.Cmd {
 
 func (s *doneScreen) view() string {
 	c, st := s.c, s.c.styles
-	name := c.spec.Name
 	config := ""
 	if c.backend.SpecPath != "" && c.backend.SpecPath != "ohmytalos.yaml" {
 		config = " --config " + c.backend.SpecPath
@@ -59,11 +68,18 @@ func (s *doneScreen) view() string {
 	}
 	cmd := func(s string) string { return "  " + st.Accent.Render("$ "+s) + "\n" }
 	var b strings.Builder
-	b.WriteString(st.Title.Render("Cluster "+name+" is up") + "\n\n")
+	b.WriteString(s.outcome() + "\n")
 	if c.backend.Sandbox {
 		b.WriteString(st.Warn.Render(wrap("Sandbox run: nothing was created on Hetzner; the kubeconfig points at fakes that stop with this process.", c.width)) + "\n\n")
 	}
-	b.WriteString(wrap(fmt.Sprintf("The kubeconfig and talosconfig are stored encrypted (age) in %s. Write them out when you need them (mode 0600):", stateDir), c.width) + "\n")
+	use := "Merge the kubeconfig into yours for kubectl (its context becomes the current one), or write the files out (mode 0600):"
+	if c.backend.Sandbox {
+		use = "Write them out when you need them (mode 0600):"
+	}
+	b.WriteString(wrap(fmt.Sprintf("The kubeconfig and talosconfig are stored encrypted (age) in %s. %s", stateDir, use), c.width) + "\n")
+	if !c.backend.Sandbox {
+		b.WriteString(cmd("ohmytalos kubeconfig" + config + " --merge"))
+	}
 	b.WriteString(cmd("ohmytalos kubeconfig" + config + " --out kubeconfig"))
 	b.WriteString(cmd("ohmytalos talosconfig" + config + " --out talosconfig"))
 	b.WriteString("\nNext:\n")
@@ -75,10 +91,64 @@ func (s *doneScreen) view() string {
 		// start a new, empty one.
 		b.WriteString(cmd("kubectl --kubeconfig kubeconfig get nodes"))
 		b.WriteString(cmd("ohmytalos doctor" + config))
-		b.WriteString(cmd("ohmytalos kubeconfig" + config + " --merge"))
 	} else {
 		b.WriteString(st.Subtle.Render(wrap("For a sandbox that outlives the wizard, run \"ohmytalos sandbox serve\" and use plan, apply and doctor against it (see the README).", c.width)) + "\n")
 	}
 	b.WriteString("\n" + st.Subtle.Render(wrap("The spec is in "+c.backend.SpecPath+"; keep it in git. Run \"ohmytalos apply\" after editing it.", c.width)) + "\n")
+	return b.String()
+}
+
+// outcome is the title and what the add-ons step said: ready to use, or
+// what is missing (its error names it, and the nodes and workloads whose
+// last report was not ready), or that it has not run.
+func (s *doneScreen) outcome() string {
+	c, st, r := s.c, s.c.styles, &s.ready
+	name := c.spec.Name
+	var b strings.Builder
+	line := func(style lipgloss.Style, text string) { b.WriteString(style.Render(wrap(text, c.width)) + "\n") }
+	status := c.stepStatus(engine.StepAddons)
+	switch {
+	case (r.state == "done" || r.state != "failed" && r.state != runRunning && status == engine.StatusDone) && !addons.Enabled(c.spec)[addons.Cilium]:
+		// The step waited only for provider IDs: without a CNI no node is Ready.
+		b.WriteString(st.Title.Render("Cluster "+name+" is up but not ready to use") + "\n\n")
+		line(st.Warn, "✗ missing: a CNI. addons.cilium is switched off, so every node stays NotReady until you install one.")
+		if r.summary != "" {
+			line(st.Subtle, "last reported: "+r.summary)
+		}
+	case r.state == "done" || r.state != "failed" && r.state != runRunning && status == engine.StatusDone:
+		b.WriteString(st.Title.Render("Cluster "+name+" is up and ready to use") + "\n\n")
+		switch {
+		case r.summary != "":
+			line(st.Good, "✓ "+r.summary)
+		default:
+			line(st.Good, "✓ the add-ons step found every node Ready and the add-ons ready in an earlier run; \"ohmytalos doctor\" checks it still is")
+		}
+		if len(r.addons) > 0 {
+			line(st.Good, "✓ add-ons applied: "+strings.Join(r.addons, ", "))
+		}
+	case r.state == "failed" || status == engine.StatusFailed:
+		b.WriteString(st.Title.Render("Cluster "+name+" is up but not ready to use") + "\n\n")
+		// The step's error names what is missing; without it (a failure
+		// this wizard did not see end) the last reports say it.
+		why := r.err
+		if why == "" {
+			why = c.status[engine.StepAddons].Error
+		}
+		switch {
+		case why != "":
+			b.WriteString(errorText(c, st.Bad, "✗ missing: "+why, c.width) + "\n")
+		case len(r.missing()) > 0:
+			line(st.Bad, "✗ missing (last reported): "+r.summary)
+			for _, row := range r.missing() {
+				line(st.Warn, "  "+row.resource+": "+row.status)
+			}
+		default:
+			line(st.Bad, "✗ the add-ons step failed without saying why; run \"ohmytalos doctor --check nodes-ready,addons\"")
+		}
+		line(st.Subtle, "Go back to the bootstrap step ("+c.keys.Prev.Help().Key+") and press "+c.keys.Retry.Help().Key+" to resume, or run \"ohmytalos apply --only addons\" to wait again.")
+	default:
+		b.WriteString(st.Title.Render("Cluster "+name+" is up but not ready to use") + "\n\n")
+		line(st.Warn, "The add-ons step (Cilium, Hetzner cloud controller and CSI) has not run: nodes stay NotReady without a CNI. Run \"ohmytalos apply\" to install them.")
+	}
 	return b.String()
 }

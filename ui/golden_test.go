@@ -81,6 +81,26 @@ func screenSetups() map[string]func(h *harness) {
 				h.Send(RunEventMsg{RunID: 98, Event: ev})
 			}
 		},
+		"bootstrap_addons": func(h *harness) {
+			h.m.c.savedHash = h.m.c.spec.Hash()
+			h.Run(h.m.goTo(scrBootstrap))
+			bs := h.m.screens[scrBootstrap].(*bootstrapScreen)
+			bs.runID, bs.result = 97, "running"
+			for _, ev := range addonsWaitEvents() {
+				h.Send(RunEventMsg{RunID: 97, Event: ev})
+			}
+			h.Send(TickMsg(t0().Add(5 * time.Second)))
+		},
+		"done_missing": func(h *harness) {
+			for _, s := range deploySteps() {
+				h.m.c.status[s] = engine.StepStatus{Name: s, Status: "done"}
+			}
+			h.m.c.status[engine.StepAddons] = engine.StepStatus{Name: engine.StepAddons, Status: engine.StatusFailed}
+			for _, ev := range append(addonsWaitEvents(), addonsTimeout()) {
+				h.Send(RunEventMsg{RunID: 97, Event: ev})
+			}
+			h.Run(h.m.goTo(scrDone))
+		},
 		"done": func(h *harness) {
 			for _, s := range deploySteps() {
 				h.m.c.status[s] = engine.StepStatus{Name: s, Status: "done"}

@@ -93,6 +93,8 @@ func (s *fakeStep) resources(sp *spec.Spec) []string {
 		return out
 	case "bootstrap":
 		return []string{"etcd/" + sp.Name, "kubeconfig/" + sp.Name}
+	case "addons":
+		return []string{"addon/cilium", "addon/hcloud-ccm", "addon/hcloud-csi"}
 	}
 	return nil
 }
@@ -145,6 +147,15 @@ func (s *fakeStep) Apply(ctx context.Context, env *engine.Env, emit engine.Emit)
 	if s.name == "bootstrap" {
 		emit(engine.Event{Kind: engine.KindLog, Message: "etcd is healthy on " + env.Spec.Name + "-cp-1"})
 	}
+	if s.name == "addons" {
+		// As steps.Addons' wait reports it: each node, then the summary.
+		nodes := env.Spec.Nodes()
+		for i, n := range nodes {
+			emit(engine.Event{Kind: engine.KindProgress, Resource: "node/" + n.Name, Fraction: 1, Message: fmt.Sprintf("Ready, provider ID hcloud://%d", i+1)})
+		}
+		emit(engine.Event{Kind: engine.KindProgress, Resource: "nodes", Fraction: 1,
+			Message: fmt.Sprintf("%d/%d nodes Ready, %d with a provider ID, 5/5 add-on workloads ready", len(nodes), len(nodes), len(nodes))})
+	}
 	return nil
 }
 
@@ -153,7 +164,7 @@ func fakeSteps(g *guard) []*fakeStep {
 	titles := [][2]string{
 		{"secrets", "Look up the Hetzner token"}, {"images", "Build Talos snapshots"}, {"network", "Create the private network"},
 		{"pools", "Placement groups, firewall, load balancer"}, {"configs", "Render machine configs"},
-		{"servers", "Create servers"}, {"bootstrap", "Bootstrap Talos"},
+		{"servers", "Create servers"}, {"bootstrap", "Bootstrap Talos"}, {"addons", "Add-ons: Cilium, Hetzner CCM and CSI"},
 	}
 	var out []*fakeStep
 	for _, t := range titles {

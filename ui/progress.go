@@ -91,7 +91,9 @@ func (p *progressList) add(ev engine.Event) {
 			name = string(ev.Step)
 		}
 		r := s.row(name)
-		r.stage, r.fraction = ev.Message, ev.Fraction
+		// A resource whose progress is complete has what it waited for
+		// (a node Ready); it can fall back, as a node can.
+		r.stage, r.fraction, r.done = ev.Message, ev.Fraction, ev.Fraction >= 1
 		if ev.Bytes > 0 || ev.Total > 0 {
 			r.bytes, r.total = ev.Bytes, ev.Total
 		}

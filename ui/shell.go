@@ -22,7 +22,7 @@ const (
 
 // deploySteps are the engine steps the bootstrap screen runs.
 func deploySteps() []engine.StepName {
-	return []engine.StepName{engine.StepNetwork, engine.StepPools, engine.StepConfigs, engine.StepServers, engine.StepBootstrap}
+	return []engine.StepName{engine.StepNetwork, engine.StepPools, engine.StepConfigs, engine.StepServers, engine.StepBootstrap, engine.StepAddons}
 }
 
 // View implements tea.Model.
@@ -123,6 +123,21 @@ func (m *Model) deployStarted() bool {
 	return false
 }
 
+// addonsFailedOnly reports whether every deploy step is done but the
+// add-ons step, which failed.
+func (m *Model) addonsFailedOnly() bool {
+	for _, s := range deploySteps() {
+		want := engine.StatusDone
+		if s == engine.StepAddons {
+			want = engine.StatusFailed
+		}
+		if m.c.stepStatus(s) != want {
+			return false
+		}
+	}
+	return true
+}
+
 // deployStatus summarises the deploy steps for the bootstrap entry.
 func (m *Model) deployStatus() string { return m.c.deployStatus() }
 
@@ -160,7 +175,9 @@ func (m *Model) canEnter(id screenID) (bool, string) {
 			return false, "save the spec on the review screen first"
 		}
 	case scrDone:
-		if m.deployStatus() != statusDone {
+		// A cluster whose add-ons failed exists: the done screen says
+		// what it lacks.
+		if m.deployStatus() != statusDone && !m.addonsFailedOnly() {
 			return false, "the cluster is not bootstrapped yet"
 		}
 	}

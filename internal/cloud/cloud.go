@@ -142,17 +142,11 @@ type Options struct {
 
 // NewClient returns an hcloud-go client for token.
 func NewClient(token string, o Options) *hcloud.Client {
-	poll := o.PollInterval
-	if poll == 0 {
-		poll = 500 * time.Millisecond
-	}
 	opts := []hcloud.ClientOption{
 		hcloud.WithToken(token),
 		hcloud.WithEndpoint(Endpoint(o.Endpoint)),
 		hcloud.WithApplication("ohmytalos", o.Version),
-		hcloud.WithPollOpts(hcloud.PollOpts{BackoffFunc: hcloud.ExponentialBackoffWithOpts(hcloud.ExponentialBackoffOpts{
-			Base: poll, Multiplier: 1.5, Cap: 10 * poll,
-		})}),
+		hcloud.WithPollOpts(hcloud.PollOpts{BackoffFunc: Backoff(o.PollInterval)}),
 	}
 	if o.Meter != nil {
 		opts = append(opts, hcloud.WithHTTPClient(&http.Client{Transport: o.Meter, Timeout: 60 * time.Second}))

@@ -24,6 +24,8 @@ import (
 	"time"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
+
+	"github.com/ohmytalos/ohmytalos/internal/cloud"
 )
 
 // Request asks for the snapshot of Key, built from ImageURL if missing.
@@ -127,19 +129,14 @@ type Builder struct {
 	c       *hcloud.Client
 	opts    Options
 	actions *actionWatcher
+	cat     catalog
 	mu      sync.Mutex // serialises Emit
 }
 
 // New returns a Builder using c for every API call.
 func New(c *hcloud.Client, opts Options) *Builder {
 	if opts.ActionBackoff == nil {
-		base := opts.PollInterval
-		if base <= 0 {
-			base = 500 * time.Millisecond
-		}
-		opts.ActionBackoff = hcloud.ExponentialBackoffWithOpts(hcloud.ExponentialBackoffOpts{
-			Base: base, Multiplier: 1.5, Cap: 10 * base,
-		})
+		opts.ActionBackoff = cloud.Backoff(opts.PollInterval)
 	}
 	if opts.SSHPort <= 0 {
 		opts.SSHPort = 22

@@ -36,6 +36,10 @@ func TestColdBuildThenWarmReuse(t *testing.T) {
 	if len(ids) != 4 {
 		t.Fatalf("got %d snapshots, want 4: %v", len(ids), ids)
 	}
+	// The four builds share one server-type lookup (catalog.go).
+	if got := sb.fake.Stats().ByRoute["GET /server_types"]; got != 1 {
+		t.Errorf("four builds listed the server types %d times, want once", got)
+	}
 	seen := map[int64]bool{}
 	for _, r := range reqs {
 		id := ids[r.Key]

@@ -22,7 +22,7 @@ const defaultLocation = "fsn1"
 // lists per-location Available and deprecation, superseding the type-wide
 // DeprecatableResource; prices come from ServerType.Pricings per location.
 func (b *Builder) chooseServerType(ctx context.Context, arch, location, requested string) (*hcloud.ServerType, error) {
-	types, err := b.c.ServerType.All(ctx)
+	types, err := b.serverTypes(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list server types: %w", err)
 	}
@@ -101,10 +101,7 @@ func monthlyNet(st *hcloud.ServerType, location string) (*big.Rat, bool) {
 // debianImage returns the newest Debian system image of the architecture.
 // It only boots into the rescue system, but a server needs an image.
 func (b *Builder) debianImage(ctx context.Context, arch string) (*hcloud.Image, error) {
-	imgs, err := b.c.Image.AllWithOpts(ctx, hcloud.ImageListOpts{
-		Type:         []hcloud.ImageType{hcloud.ImageTypeSystem},
-		Architecture: []hcloud.Architecture{hcloudArch(arch)},
-	})
+	imgs, err := b.systemImages(ctx, hcloudArch(arch))
 	if err != nil {
 		return nil, fmt.Errorf("list system images: %w", err)
 	}

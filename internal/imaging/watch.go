@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
+
+	"github.com/ohmytalos/ohmytalos/internal/cloud"
 )
 
 // actionsPerPoll is how many action IDs one GET /actions carries, as
@@ -43,11 +45,13 @@ type actionWait struct {
 	signal  chan struct{} // capacity 1: updates or err are pending
 }
 
-// pollSchedule is one action's backoff: polls made so far and when the
-// next is due.
+// pollSchedule is one action's backoff: polls made so far, when the next
+// is due, and since when it is waited for (what its progress is measured
+// against, cloud.NextPoll).
 type pollSchedule struct {
 	polls int
 	due   time.Time
+	since time.Time
 }
 
 func newActionWatcher(c *hcloud.Client, backoff hcloud.BackoffFunc) *actionWatcher {
@@ -105,10 +109,11 @@ func (w *actionWatcher) wait(ctx context.Context, handle func(*hcloud.Action) er
 func (w *actionWatcher) add(aw *actionWait, ids []int64) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	due := time.Now().Add(w.backoff(0))
+	now := time.Now()
+	due := now.Add(w.backoff(0))
 	aw.running = make(map[int64]*pollSchedule, len(ids))
 	for _, id := range ids {
-		aw.running[id] = &pollSchedule{due: due}
+		aw.running[id] = &pollSchedule{due: due, since: now}
 	}
 	w.waits[aw] = struct{}{}
 	if w.stop == nil {
@@ -238,7 +243,9 @@ func (w *actionWatcher) poll(ctx context.Context) {
 				continue
 			}
 			s.polls++
-			s.due = now.Add(w.backoff(s.polls))
+			// A snapshot reports its progress: poll when it should be done
+			// rather than every backoff step.
+			s.due = now.Add(cloud.NextPoll(a.Progress, now.Sub(s.since), w.backoff(s.polls), w.backoff(0)))
 		}
 		var missing []int64
 		for _, id := range mine {

@@ -99,6 +99,13 @@ func (o Options) duration(command string) time.Duration {
 //
 //	imageRounds x (create_server -> enable_rescue -> poweron -> poweroff -> create_image)
 //	then create_server -> attach_to_network -> poweron -> Talos boot (+ etcd bootstrap)
+//	then the add-ons: applied, and every node Ready with its add-on workloads
+//
+// The add-ons end the chain (an apply is over when every node is Ready),
+// but the model gives them no time of their own: the sandbox Kubernetes
+// starts the pods of an applied DaemonSet or Deployment at once, so the
+// time the add-ons step takes (applying, the Kubernetes API's latency,
+// polling for readiness) is all overhead on this figure.
 //
 // imageRounds is how many snapshot builds run one after the other: the
 // number of distinct images the spec needs divided by the builder's

@@ -98,6 +98,12 @@ type Stats struct {
 	Requests int
 	// ByRoute counts requests per "METHOD /path/{id}/template".
 	ByRoute map[string]int
+	// ByAgent counts requests per client application (the first product
+	// of the User-Agent header hcloud-go sends, e.g. "ohmytalos" or
+	// "hcloud-cloud-controller-manager"; "" when there is none), then
+	// per route: it tells the product's requests from the sandbox's own
+	// controllers'.
+	ByAgent map[string]map[string]int
 	// RateLimited counts 429 responses (real or injected).
 	RateLimited int
 	// ServerErrors counts 5xx responses (injected).
@@ -178,7 +184,7 @@ func New(opts Options) *Fake {
 		imageDisks:  map[int64][]byte{},
 		targetAdded: map[string]time.Time{},
 		latency:     map[string]time.Duration{},
-		stats:       Stats{ByRoute: map[string]int{}},
+		stats:       Stats{ByRoute: map[string]int{}, ByAgent: map[string]map[string]int{}},
 	}
 	f.bucket = newTokenBucket(opts.RateLimit, opts.RefillEvery, opts.Now())
 	for _, img := range f.cat.systemImages(opts.Now()) {

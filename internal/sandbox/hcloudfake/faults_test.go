@@ -200,3 +200,26 @@ func TestErrorCodes(t *testing.T) {
 		t.Errorf("delete unapplied firewall: %v", err)
 	}
 }
+
+func TestStatsCountRequestsPerApplication(t *testing.T) {
+	e := newEnv(t, hcloudfake.Options{}, hcloud.WithApplication("ohmytalos", "test"))
+	other := hcloud.NewClient(hcloud.WithEndpoint(e.url), hcloud.WithToken(token), hcloud.WithApplication("hcloud-cloud-controller-manager", "sandbox"))
+	if _, err := e.client.Server.All(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if _, err := other.Network.All(ctx(t)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	st := e.fake.Stats()
+	if got := st.ByAgent["ohmytalos"]["GET /servers"]; got != 1 || len(st.ByAgent["ohmytalos"]) != 1 {
+		t.Errorf("ohmytalos requests = %v, want one GET /servers", st.ByAgent["ohmytalos"])
+	}
+	if got := st.ByAgent["hcloud-cloud-controller-manager"]["GET /networks"]; got != 2 {
+		t.Errorf("cloud controller GET /networks = %d, want 2 (all: %v)", got, st.ByAgent)
+	}
+	if st.Requests != 3 {
+		t.Errorf("requests = %d, want 3", st.Requests)
+	}
+}

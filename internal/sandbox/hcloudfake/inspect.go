@@ -57,6 +57,10 @@ func (f *Fake) Stats() Stats {
 	defer f.mu.Unlock()
 	s := f.stats
 	s.ByRoute = maps.Clone(f.stats.ByRoute)
+	s.ByAgent = make(map[string]map[string]int, len(f.stats.ByAgent))
+	for k, v := range f.stats.ByAgent {
+		s.ByAgent[k] = maps.Clone(v)
+	}
 	return s
 }
 

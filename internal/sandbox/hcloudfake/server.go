@@ -26,13 +26,28 @@ func routeTemplate(method, path string) string {
 	return method + " /" + strings.Join(segs, "/")
 }
 
+// userAgentApp is the application a User-Agent names: its first product
+// token without the version ("ohmytalos/1.0 hcloud-go/2.52.0" is
+// "ohmytalos"; hcloud.WithApplication puts it first).
+func userAgentApp(ua string) string {
+	first, _, _ := strings.Cut(strings.TrimSpace(ua), " ")
+	app, _, _ := strings.Cut(first, "/")
+	return app
+}
+
 // ServeHTTP serves the Hetzner Cloud API; mount it at the API root, so that
 // the hcloud-go endpoint is the server's URL (paths /servers, /networks, ...).
 func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	path := strings.TrimSuffix(r.URL.Path, "/")
 	f.mu.Lock()
 	f.stats.Requests++
-	f.stats.ByRoute[routeTemplate(r.Method, path)]++
+	route := routeTemplate(r.Method, path)
+	f.stats.ByRoute[route]++
+	agent := userAgentApp(r.UserAgent())
+	if f.stats.ByAgent[agent] == nil {
+		f.stats.ByAgent[agent] = map[string]int{}
+	}
+	f.stats.ByAgent[agent][route]++
 	delay := f.latencyFor(path)
 	f.mu.Unlock()
 	if delay > 0 {

@@ -33,7 +33,7 @@ type Client struct {
 // MaxDelay 120s), far longer than a Talos boot: a node that came up 80 s
 // after power on was only reached 30-45 s later.
 var bootConnectParams = grpc.ConnectParams{
-	Backoff:           backoff.Config{BaseDelay: 250 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: time.Second},
+	Backoff:           backoff.Config{BaseDelay: 250 * time.Millisecond, Multiplier: 1.6, Jitter: 0.2, MaxDelay: 500 * time.Millisecond},
 	MinConnectTimeout: 5 * time.Second,
 }
 
@@ -92,7 +92,9 @@ func (c *Client) Version(ctx context.Context) (string, error) {
 func (c *Client) WaitReady(ctx context.Context) error {
 	const (
 		first = 100 * time.Millisecond
-		limit = time.Second
+		// limit is how late a node that came up is noticed at most: the
+		// first control plane's answer starts etcd's bootstrap.
+		limit = 500 * time.Millisecond
 		// attempt bounds one Version call: when the node rejects the client
 		// certificate after a TLS 1.3 handshake, gRPC only reports it (as
 		// Unavailable "remote error: tls: ...") once the call's deadline ends.

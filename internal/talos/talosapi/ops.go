@@ -66,7 +66,12 @@ func (c *Client) EtcdMembers(ctx context.Context) ([]Member, error) {
 // memberProbe bounds the "is etcd running" question BootstrapOnce asks
 // first: before bootstrap machined's etcd client waits for a connection
 // until the caller's deadline, so no answer in time means no etcd here.
-const memberProbe = 2 * time.Second
+// The probe costs its whole length on every first bootstrap, so it is
+// short: a running etcd is local to the node and answers in milliseconds,
+// and a probe that misses one only leads to a Bootstrap call, which Talos
+// refuses with AlreadyExists when the node holds etcd data (counted as
+// done below).
+const memberProbe = time.Second
 
 // BootstrapOnce bootstraps etcd on this node unless the cluster already is:
 // it asks etcd first (a member list within memberProbe) and calls Bootstrap
