@@ -48,7 +48,10 @@ func TestNavigationAndDetails(t *testing.T) {
 	if h.m.selected != len(h.m.rows)-1 {
 		t.Fatalf("selection = %d after moving past the end, want the last row %d", h.m.selected, len(h.m.rows)-1)
 	}
-	h.Key("k", "k", "k", "k", "k", "k", "k", "k") // sops-rules -> lb-targets
+	target := slices.IndexFunc(h.m.rows, func(r row) bool { return r.id == "lb-targets" })
+	for range h.m.selected - target { // from the last row up to lb-targets
+		h.Key("k")
+	}
 	if id := h.m.rows[h.m.selected].id; id != "lb-targets" {
 		t.Fatalf("selected %s, want lb-targets", id)
 	}
