@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -17,41 +16,11 @@ import (
 	"syscall"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"github.com/ohmytalos/ohmytalos/internal/kube"
 )
 
 // kubeProbeTimeout bounds each server's dial, handshake and /version call.
 const kubeProbeTimeout = 8 * time.Second
-
-// kcFile is the part of a kubeconfig the reachability check reads
-// (k8s.io/client-go/tools/clientcmd/api/v1 types.go names): inline data
-// only, as Talos and ohmytalos write it.
-type kcFile struct {
-	CurrentContext string `yaml:"current-context"`
-	Clusters       []struct {
-		Name    string `yaml:"name"`
-		Cluster struct {
-			Server        string `yaml:"server"`
-			TLSServerName string `yaml:"tls-server-name"`
-			CAData        string `yaml:"certificate-authority-data"`
-		} `yaml:"cluster"`
-	} `yaml:"clusters"`
-	Users []struct {
-		Name string `yaml:"name"`
-		User struct {
-			CertData string `yaml:"client-certificate-data"`
-			KeyData  string `yaml:"client-key-data"`
-			Token    string `yaml:"token"`
-		} `yaml:"user"`
-	} `yaml:"users"`
-	Contexts []struct {
-		Name    string `yaml:"name"`
-		Context struct {
-			Cluster string `yaml:"cluster"`
-			User    string `yaml:"user"`
-		} `yaml:"context"`
-	} `yaml:"contexts"`
-}
 
 // kubeProbe is one context's server and the credentials to call it with.
 type kubeProbe struct {
@@ -62,53 +31,28 @@ type kubeProbe struct {
 	token                       string
 }
 
-// probes resolves every context of a kubeconfig, the current one first.
+// probes resolves every context of a kubeconfig, the current one first,
+// through the product's one kubeconfig reader (internal/kube).
 func probes(data []byte) ([]kubeProbe, error) {
-	var kc kcFile
-	if err := yaml.Unmarshal(data, &kc); err != nil {
+	names, current, err := kube.Contexts(data)
+	if err != nil {
 		return nil, fmt.Errorf("the kubeconfig does not parse: %w", err)
 	}
-	var out []kubeProbe
-	for _, c := range kc.Contexts {
-		p := kubeProbe{context: c.Name, current: c.Name == kc.CurrentContext}
-		for _, cl := range kc.Clusters {
-			if cl.Name != c.Context.Cluster {
-				continue
-			}
-			p.server, p.serverName = cl.Cluster.Server, cl.Cluster.TLSServerName
-			if ca, err := base64.StdEncoding.DecodeString(cl.Cluster.CAData); err == nil && len(ca) > 0 {
-				p.ca = x509.NewCertPool()
-				if !p.ca.AppendCertsFromPEM(ca) {
-					return nil, fmt.Errorf("cluster %q: certificate-authority-data holds no PEM certificate", cl.Name)
-				}
-			}
-		}
-		if p.server == "" {
-			return nil, fmt.Errorf("context %q names cluster %q, which has no server", c.Name, c.Context.Cluster)
-		}
-		for _, u := range kc.Users {
-			if u.Name != c.Context.User {
-				continue
-			}
-			p.token = u.User.Token
-			crt, err1 := base64.StdEncoding.DecodeString(u.User.CertData)
-			key, err2 := base64.StdEncoding.DecodeString(u.User.KeyData)
-			if err1 == nil && err2 == nil && len(crt) > 0 {
-				pair, err := tls.X509KeyPair(crt, key)
-				if err != nil {
-					return nil, fmt.Errorf("user %q: client certificate and key do not form a valid pair", u.Name)
-				}
-				p.cert = &pair
-			}
-		}
-		if p.current {
-			out = append([]kubeProbe{p}, out...)
-		} else {
-			out = append(out, p)
-		}
-	}
-	if len(out) == 0 {
+	if len(names) == 0 {
 		return nil, errors.New("the kubeconfig has no context")
+	}
+	out := make([]kubeProbe, 0, len(names))
+	for _, name := range names {
+		ep, err := kube.ParseKubeconfig(data, name, "")
+		if err != nil {
+			return nil, err
+		}
+		p := kubeProbe{context: name, current: name == current, server: ep.Server,
+			serverName: ep.TLS.ServerName, ca: ep.TLS.RootCAs, token: ep.Token}
+		if len(ep.TLS.Certificates) > 0 {
+			p.cert = &ep.TLS.Certificates[0]
+		}
+		out = append(out, p)
 	}
 	return out, nil
 }

@@ -81,6 +81,23 @@ func readRef(data, file, baseDir, what string) ([]byte, error) {
 	return b, nil
 }
 
+// Contexts lists a kubeconfig's context names, the current one first, and
+// names the current one ("" when none is set).
+func Contexts(data []byte) (names []string, current string, err error) {
+	var kc kubeconfig
+	if err := yaml.Unmarshal(data, &kc); err != nil {
+		return nil, "", fmt.Errorf("parse kubeconfig: %w", err)
+	}
+	for _, c := range kc.Contexts {
+		if c.Name == kc.CurrentContext {
+			names = append([]string{c.Name}, names...)
+		} else {
+			names = append(names, c.Name)
+		}
+	}
+	return names, kc.CurrentContext, nil
+}
+
 // ParseKubeconfig resolves contextName (the current context when empty) to
 // an Endpoint. baseDir resolves relative file references.
 func ParseKubeconfig(data []byte, contextName, baseDir string) (Endpoint, error) {
