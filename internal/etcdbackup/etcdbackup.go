@@ -7,10 +7,13 @@ package etcdbackup
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"filippo.io/age"
 	"filippo.io/age/armor"
@@ -168,6 +171,10 @@ func Restore(ctx context.Context, talosconfig []byte, endpoint string, snapshot 
 	}
 	defer c.Close() //nolint:errcheck // nothing to do about a failed close
 
+	if err := Verify(snapshot); err != nil {
+		return err
+	}
+
 	if err := c.WaitReady(ctx); err != nil {
 		return err
 	}
@@ -176,5 +183,56 @@ func Restore(ctx context.Context, talosconfig []byte, endpoint string, snapshot 
 		return err
 	}
 
-	return c.BootstrapRecover(ctx)
+	if err := c.BootstrapRecover(ctx); err != nil {
+		return err
+	}
+
+	return waitEtcd(ctx, c)
+}
+
+// waitEtcd waits until etcd answers on the node: machined accepts the
+// Bootstrap before etcd starts, and a restore that fails (a snapshot etcd
+// rejects) only shows as an etcd that never comes up.
+func waitEtcd(ctx context.Context, c *talosapi.Client) error {
+	var last error
+
+	for {
+		callCtx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		members, err := c.EtcdMembers(callCtx)
+
+		cancel()
+
+		if err == nil && len(members) > 0 {
+			return nil
+		}
+
+		last = err
+
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("etcd on %s did not start from the snapshot (last error: %v): read its log with \"talosctl -n %s logs etcd\"; "+
+				"a rejected snapshot needs a fresh control plane (wipe EPHEMERAL) before another try", c.Endpoint(), last, c.Endpoint())
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+// boltMagic is bbolt's meta page magic; the meta page starts after the
+// 16-byte page header (go.etcd.io/bbolt page.go, db.go).
+const boltMagic = 0xED0CDAED
+
+// Verify checks a plaintext snapshot before it is uploaded, as etcdutl
+// does on restore: a bbolt database (the meta page's magic) followed by
+// the SHA-256 of its bytes.
+func Verify(snapshot []byte) error {
+	if len(snapshot) < 4096+sha256.Size || binary.LittleEndian.Uint32(snapshot[16:]) != boltMagic {
+		return errors.New("snapshot is not an etcd database (no bbolt header): pass a file written by \"ohmytalos etcd snapshot\" or talosctl etcd snapshot")
+	}
+
+	body, sum := snapshot[:len(snapshot)-sha256.Size], snapshot[len(snapshot)-sha256.Size:]
+	if got := sha256.Sum256(body); !bytes.Equal(got[:], sum) {
+		return errors.New("snapshot checksum does not match its content: the file is damaged; use another snapshot")
+	}
+
+	return nil
 }
