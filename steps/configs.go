@@ -152,6 +152,9 @@ func (d *Deps) clusterInput(ctx context.Context, env *engine.Env) (talos.Cluster
 		VIP: sp.ControlPlane.VIP, VIPLink: vipLink(sp), PublicIPv4: sp.PublicNetwork.IPv4 || sp.PublicNetwork.IPv6,
 		HCloudToken: strings.TrimSpace(tok.Reveal()), DiskPassphrase: string(disk),
 	}
+	if sp.Addons.Backup.On() {
+		c.TalosAPIAccessNamespaces = []string{spec.BackupNamespace}
+	}
 	if r := sp.Secrets.TailscaleAuthKey; r != nil {
 		ts, err := d.Secret(ctx, "secrets.tailscaleAuthKey", *r)
 		if err != nil {

@@ -51,6 +51,10 @@ type Cluster struct {
 	DiskPassphrase string
 	// CertSANs are extra API server and Talos API certificate SANs.
 	CertSANs []string
+	// TalosAPIAccessNamespaces are the Kubernetes namespaces whose pods may
+	// take etcd snapshots over the Talos API (kubernetesTalosAPIAccess with
+	// os:etcd:backup, control planes only); empty leaves the feature off.
+	TalosAPIAccessNamespaces []string
 }
 
 // NodeGroup is one control plane group or worker pool: every node of a group
