@@ -26,11 +26,11 @@ const (
 // Addons are the in-cluster components ohmytalos installs once the
 // Kubernetes API answers (see docs/addons.md).
 type Addons struct {
-	Cilium        Addon `yaml:"cilium"`
-	HCloudCCM     Addon `yaml:"hcloudCCM"`
-	HCloudCSI     Addon `yaml:"hcloudCSI"`
-	Longhorn      Addon `yaml:"longhorn"`
-	MetricsServer Addon `yaml:"metricsServer"`
+	Cilium        Addon  `yaml:"cilium"`
+	HCloudCCM     Addon  `yaml:"hcloudCCM"`
+	HCloudCSI     Addon  `yaml:"hcloudCSI"`
+	Longhorn      Addon  `yaml:"longhorn"`
+	MetricsServer Addon  `yaml:"metricsServer"`
 	Backup        Backup `yaml:"backup"`
 }
 
