@@ -3,9 +3,13 @@ package steps
 import (
 	"context"
 	"strings"
+	"time"
 
 	"github.com/ohmytalos/ohmytalos/internal/addons"
+	"github.com/ohmytalos/ohmytalos/internal/doctor"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/etcdbackup"
+	"github.com/ohmytalos/ohmytalos/internal/spec"
 )
 
 // backupRecipientPlaceholder stands for the cluster's age recipient where
@@ -44,4 +48,22 @@ func (d *Deps) backupInputs(ctx context.Context, env *engine.Env) (addons.Backup
 	}
 	in.AccessKeyID, in.SecretAccessKey = strings.TrimSpace(id.Reveal()), strings.TrimSpace(key.Reveal())
 	return in, nil
+}
+
+// doctorBackup tells the doctor about the cluster's etcd backups: the
+// backup add-on's CronJob when the spec switches it on, and when
+// `ohmytalos etcd snapshot` last ran (from the state).
+func doctorBackup(env *engine.Env) (*doctor.ScheduledBackup, time.Time) {
+	var last time.Time
+	if r, ok, err := etcdbackup.Last(env.State); err == nil && ok {
+		last = r.Taken
+	}
+	b := env.Spec.Addons.Backup
+	if !b.On() {
+		return nil, last
+	}
+	// Validation already accepted the schedule; a zero interval only makes
+	// the age limits strict.
+	interval, _ := spec.ScheduleInterval(b.Schedule)
+	return &doctor.ScheduledBackup{Namespace: spec.BackupNamespace, CronJob: addons.BackupCronJob, Schedule: b.Schedule, Interval: interval}, last
 }
