@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/etcdbackup"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox"
+	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/internal/state"
 )
 
@@ -107,4 +110,76 @@ func mustRead(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestTalosConfigWithBackup: with addons.backup on, talos-config writes the
+// talos-backup manifests (S3 keys redacted with --redact, looked up without)
+// and control planes that let its namespace take etcd snapshots.
+func TestTalosConfigWithBackup(t *testing.T) {
+	dir := seedDir(t)
+	cfg := filepath.Join(dir, "ohmytalos.yaml")
+	f, err := os.OpenFile(cfg, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = f.WriteString(`addons:
+  backup:
+    enabled: true
+    bucket: demo-etcd
+    accessKeyID: {provider: env, ref: S3_ACCESS_KEY}
+    secretAccessKey: {provider: env, ref: S3_SECRET_KEY}
+`)
+	f.Close()
+	t.Setenv("HCLOUD_TOKEN", strings.Repeat("s", 64))
+	t.Setenv("S3_ACCESS_KEY", "AKIDBACKUPKEY")
+	t.Setenv("S3_SECRET_KEY", "backup-secret-value")
+	for _, redact := range []bool{true, false} {
+		out := filepath.Join(dir, fmt.Sprintf("configs-%v", redact))
+		args := []string{"talos-config", "--config", cfg, "--out", out}
+		if redact {
+			args = append(args, "--redact")
+		}
+		if o, err := run(t, args...); err != nil {
+			t.Fatalf("%v\n%s", err, o)
+		}
+		m := mustRead(t, filepath.Join(out, "manifests", "talos-backup.yaml"))
+		recipient := "value: age1"
+		if redact {
+			recipient = "the cluster's age recipient" // the identity is not loaded for a review copy
+		}
+		for _, want := range []string{"kind: CronJob", "https://nbg1.your-objectstorage.com", "os:etcd:backup", recipient} {
+			if !strings.Contains(m, want) {
+				t.Errorf("redact=%v: talos-backup.yaml lacks %q", redact, want)
+			}
+		}
+		if leaked := strings.Contains(m, "backup-secret-value") || strings.Contains(m, "AKIDBACKUPKEY"); leaked == redact {
+			t.Errorf("redact=%v: S3 keys in the manifest = %v", redact, leaked)
+		}
+		if cp := mustRead(t, filepath.Join(out, "controlplane.yaml")); !strings.Contains(cp, "kubernetesTalosAPIAccess") || !strings.Contains(cp, "kube-system") {
+			t.Errorf("controlplane.yaml does not allow Talos API access for the backup")
+		}
+		if wk := mustRead(t, filepath.Join(out, "worker.yaml")); strings.Contains(wk, "kubernetesTalosAPIAccess") {
+			t.Errorf("worker.yaml enables Talos API access (Talos refuses it on workers)")
+		}
+	}
+	out, err := run(t, "version")
+	if err != nil || !strings.Contains(out, "add-on backup "+spec.DefaultTalosBackupVersion) {
+		t.Errorf("version does not list talos-backup: %v\n%s", err, out)
+	}
+}
+
+func TestEtcdSnapshotTakesTheLock(t *testing.T) {
+	dir := seedDir(t)
+	st, err := state.Open(filepath.Join(dir, ".ohmytalos", "demo"), "demo", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := st.Lock("ohmytalos apply"); err != nil {
+		t.Fatal(err)
+	}
+	defer st.Unlock()
+	_, err = run(t, "etcd", "snapshot", "--config", filepath.Join(dir, "ohmytalos.yaml"), "--out", filepath.Join(dir, "snap.age"))
+	if !errors.Is(err, state.ErrLocked) {
+		t.Errorf("etcd snapshot while locked: %v", err)
+	}
 }
