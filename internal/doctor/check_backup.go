@@ -9,6 +9,7 @@ import (
 // ScheduledBackup names the CronJob that backs etcd up (the backup add-on)
 // and how often it should succeed.
 type ScheduledBackup struct {
+	// Namespace and CronJob name the backup CronJob.
 	Namespace, CronJob string
 	// Schedule is the cron schedule the spec asks for.
 	Schedule string
@@ -18,9 +19,13 @@ type ScheduledBackup struct {
 
 // CronJobStatus is what the doctor reads from a CronJob.
 type CronJobStatus struct {
-	Schedule       string
-	Suspended      bool
-	LastScheduled  time.Time
+	// Schedule is spec.schedule as the cluster holds it.
+	Schedule string
+	// Suspended is spec.suspend.
+	Suspended bool
+	// LastScheduled is status.lastScheduleTime (zero = never).
+	LastScheduled time.Time
+	// LastSuccessful is status.lastSuccessfulTime (zero = never).
 	LastSuccessful time.Time
 }
 
