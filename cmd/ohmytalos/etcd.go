@@ -109,7 +109,10 @@ func runEtcdSnapshot(cmd *cobra.Command, g *globals, f *snapshotFlags) error {
 	if err != nil {
 		return fmt.Errorf("write snapshot: %w", err)
 	}
-	abs, _ := filepath.Abs(target)
+	abs, err := filepath.Abs(target)
+	if err != nil {
+		abs = target // the state records the path as written
+	}
 	rec := etcdbackup.Record{Taken: time.Now().UTC(), File: abs, Endpoint: snap.Endpoint, Size: snap.Size, Recipients: keys}
 	if err := etcdbackup.Save(st, rec); err != nil {
 		return fmt.Errorf("snapshot written, but recording it in the state failed: %w", err)
