@@ -78,6 +78,10 @@ func (d *Deps) addonInputs(ctx context.Context, env *engine.Env) (addons.Inputs,
 	if r, ok := env.State.Resource(keyNetwork); ok {
 		in.NetworkID = r.ID
 	}
+	var err error
+	if in.Backup, err = d.backupInputs(ctx, env); err != nil {
+		return in, err
+	}
 	on := addons.Enabled(env.Spec)
 	if !on[addons.HCloudSecret] {
 		return in, nil
@@ -98,6 +102,13 @@ func (d *Deps) addonInputs(ctx context.Context, env *engine.Env) (addons.Inputs,
 // is not looked up at all.
 func RenderAddons(ctx context.Context, d *Deps, env *engine.Env, redact bool) ([]addons.Addon, error) {
 	in := planInputs(env)
+	if !redact {
+		b, err := d.backupInputs(ctx, env)
+		if err != nil {
+			return nil, err
+		}
+		in.Backup = b
+	}
 	if !redact && addons.Enabled(env.Spec)[addons.HCloudSecret] {
 		tok, err := d.Secret(ctx, "secrets.hcloudToken", env.Spec.Secrets.HCloudToken)
 		if err != nil {

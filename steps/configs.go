@@ -153,6 +153,9 @@ func (d *Deps) clusterInput(ctx context.Context, env *engine.Env) (talos.Cluster
 		HCloudToken: strings.TrimSpace(tok.Reveal()), DiskPassphrase: string(disk),
 		ScheduleOnControlPlanes: !hasWorkers(sp),
 	}
+	if sp.Addons.Backup.On() {
+		c.TalosAPIAccessNamespaces = []string{spec.BackupNamespace}
+	}
 	if r := sp.Secrets.TailscaleAuthKey; r != nil {
 		ts, err := d.Secret(ctx, "secrets.tailscaleAuthKey", *r)
 		if err != nil {

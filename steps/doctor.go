@@ -37,6 +37,7 @@ func DoctorEnv(ctx context.Context, d *Deps, env *engine.Env, o DoctorOptions) (
 		Domains: append(append([]string{}, sp.Domains...), o.Domains...), Resolver: o.Resolver, RepoDir: o.RepoDir,
 		ExternalDNSOwner: o.Owner,
 	}
+	de.Backup, de.LastSnapshot = doctorBackup(env)
 	if needs, _, err := imageNeeds(sp); err == nil {
 		for _, n := range needs {
 			de.ExpectedImages = append(de.ExpectedImages, doctor.ImageKey{Arch: n.key.Arch, TalosVersion: n.key.TalosVersion, SchematicID: n.key.SchematicID})

@@ -50,7 +50,7 @@ Factory: nothing is created and no account is needed.`,
 	root.AddCommand(
 		newInitCmd(g), newPlanCmd(g), newApplyCmd(g), newCostCmd(g), newDoctorCmd(g),
 		newDestroyCmd(g), newSchematicCmd(g), newTalosConfigCmd(g), newSandboxCmd(g),
-		newKubeconfigCmd(g), newTalosconfigCmd(g), newImagesCmd(g), newVersionCmd(),
+		newKubeconfigCmd(g), newTalosconfigCmd(g), newImagesCmd(g), newVersionCmd(), newEtcdCmd(g),
 	)
 	return root
 }

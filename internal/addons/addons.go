@@ -23,7 +23,7 @@ const (
 // networking, the cloud controller before workloads that wait for
 // initialised nodes.
 func Names() []string {
-	return []string{HCloudSecret, Cilium, HCloudCCM, HCloudCSI, Longhorn, MetricsServer}
+	return []string{HCloudSecret, Cilium, HCloudCCM, HCloudCSI, Longhorn, MetricsServer, Backup}
 }
 
 // Inputs are the facts known only at apply time.
@@ -33,6 +33,8 @@ type Inputs struct {
 	// Token is the Hetzner API token the cloud controller and CSI driver
 	// use; it goes into the kube-system/hcloud Secret only.
 	Token string
+	// Backup are the backup add-on's recipient and S3 credentials.
+	Backup BackupInputs
 }
 
 // Workload is a Deployment or DaemonSet whose readiness means the add-on
@@ -64,6 +66,7 @@ func Enabled(sp *spec.Spec) map[string]bool {
 		HCloudCSI:     a.HCloudCSI.On(),
 		Longhorn:      a.Longhorn.On() && sp.HasStoragePool(),
 		MetricsServer: a.MetricsServer.On(),
+		Backup:        a.Backup.On(),
 	}
 }
 
@@ -102,6 +105,8 @@ func renderOne(sp *spec.Spec, in Inputs, name string) (Addon, error) {
 		return longhorn(sp), nil
 	case MetricsServer:
 		return metricsServer(sp), nil
+	case Backup:
+		return talosBackup(sp, in.Backup), nil
 	}
 	return Addon{}, fmt.Errorf("no add-on %q", name)
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 )
 
 // HetznerPrivateMTU is the MTU of Hetzner Cloud private networks.
@@ -104,12 +103,6 @@ func orDefault(s, d string) string {
 	return s
 }
 
-// Etcd snapshot ages: older than the first warns, older than the second fails.
-const (
-	SnapshotWarnAge = 26 * time.Hour
-	SnapshotFailAge = 72 * time.Hour
-)
-
 // checkEtcd verifies that etcd's members are exactly the control planes, none
 // a learner, and that snapshots are recent when backups are configured
 // (field notes, pitfall 9).
@@ -169,27 +162,7 @@ func checkEtcd(ctx context.Context, env *Env) Result {
 				"(with 3 members, one stale and one down means no quorum and no API)", len(env.ControlPlanes)),
 			Fix: "remove stale members with `talosctl -n CP etcd remove-member ID`; for a missing control plane check `talosctl -n NODE service etcd` and its logs; a learner is promoted once it has caught up"}
 	}
-	if !env.EtcdBackups {
-		return pass(append(evidence, "etcd backups are not configured: snapshot age not checked")...)
-	}
-	if env.LastSnapshot.IsZero() {
-		return Result{Status: StatusFail, Evidence: append(evidence, "no etcd snapshot recorded"),
-			Explanation: "etcd backups are configured but no snapshot was ever taken: losing the control planes would lose the cluster",
-			Fix:         "take one now (`talosctl -n CP etcd snapshot db.snapshot`) and check the scheduled backup job"}
-	}
-	age := env.now().Sub(env.LastSnapshot).Round(time.Minute)
-	evidence = append(evidence, fmt.Sprintf("last etcd snapshot %s ago (%s)", age, env.LastSnapshot.UTC().Format(time.RFC3339)))
-	switch {
-	case age > SnapshotFailAge:
-		return Result{Status: StatusFail, Evidence: evidence,
-			Explanation: fmt.Sprintf("the last etcd snapshot is older than %s: the scheduled backup has stopped", SnapshotFailAge),
-			Fix:         "check the backup job's logs and storage credentials, then take a snapshot now (`talosctl -n CP etcd snapshot db.snapshot`)"}
-	case age > SnapshotWarnAge:
-		return Result{Status: StatusWarn, Evidence: evidence,
-			Explanation: fmt.Sprintf("the last etcd snapshot is older than %s: a daily backup was missed", SnapshotWarnAge),
-			Fix:         "check the backup job's last run and logs"}
-	}
-	return pass(evidence...)
+	return backupResult(ctx, env, evidence)
 }
 
 // checkProviderID verifies that every node's providerID is hcloud://: the

@@ -125,9 +125,10 @@ type Env struct {
 	RepoDir string
 	// ExpectedImages lists the snapshots the pools need.
 	ExpectedImages []ImageKey
-	// EtcdBackups says whether etcd snapshots are configured.
-	EtcdBackups bool
-	// LastSnapshot is when the last etcd snapshot was taken (zero = never).
+	// Backup is the scheduled etcd backup (the backup add-on's CronJob);
+	// nil means none is configured.
+	Backup *ScheduledBackup
+	// LastSnapshot is when `ohmytalos etcd snapshot` last ran (zero = never).
 	LastSnapshot time.Time
 	// Now is the clock for age computations; nil means time.Now.
 	Now func() time.Time

@@ -26,11 +26,12 @@ const (
 // Addons are the in-cluster components ohmytalos installs once the
 // Kubernetes API answers (see docs/addons.md).
 type Addons struct {
-	Cilium        Addon `yaml:"cilium"`
-	HCloudCCM     Addon `yaml:"hcloudCCM"`
-	HCloudCSI     Addon `yaml:"hcloudCSI"`
-	Longhorn      Addon `yaml:"longhorn"`
-	MetricsServer Addon `yaml:"metricsServer"`
+	Cilium        Addon  `yaml:"cilium"`
+	HCloudCCM     Addon  `yaml:"hcloudCCM"`
+	HCloudCSI     Addon  `yaml:"hcloudCSI"`
+	Longhorn      Addon  `yaml:"longhorn"`
+	MetricsServer Addon  `yaml:"metricsServer"`
+	Backup        Backup `yaml:"backup"`
 }
 
 // Addon is one add-on's switch and pinned version.
@@ -58,6 +59,7 @@ func DefaultAddonVersions() []AddonVersion {
 		{"hcloudCSI", DefaultHCloudCSIVersion},
 		{"longhorn", DefaultLonghornVersion},
 		{"metricsServer", DefaultMetricsServerVersion},
+		{"backup", DefaultTalosBackupVersion},
 	}
 }
 
@@ -103,12 +105,14 @@ func (s *Spec) defaultAddons() {
 			x.ad.Version = x.def
 		}
 	}
+	s.defaultBackup()
 }
 
 var addonVersion = regexp.MustCompile(`^v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$`)
 
 // validateAddons checks versions and the combinations that cannot work.
 func (s *Spec) validateAddons(add func(field, reason, fix string)) {
+	s.validateBackup(add)
 	for _, x := range s.Addons.list() {
 		if !addonVersion.MatchString(x.ad.Version) {
 			add("addons."+x.key+".version", fmt.Sprintf("%q is not a release version", x.ad.Version),

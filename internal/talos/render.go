@@ -146,6 +146,7 @@ func adaptV1Alpha1(v1 *v1alpha1.Config, c normalized, g NodeGroup, meta nodeMeta
 	// KubeletSpec controller reads k8s.KubeletConfig.CloudProviderExternal),
 	// so no kubelet extra argument is needed; it must be set on every node.
 	cl.ExternalCloudProviderConfig = &v1alpha1.ExternalCloudProviderConfig{ExternalEnabled: new(true)}
+	allowTalosAPIAccess(mc, g, c.TalosAPIAccessNamespaces)
 
 	if c.ScheduleOnControlPlanes {
 		// Talos then leaves out the control-plane NoSchedule taint

@@ -56,6 +56,10 @@ type Cluster struct {
 	// workers needs it, or every Deployment stays Pending behind the
 	// node-role.kubernetes.io/control-plane:NoSchedule taint.
 	ScheduleOnControlPlanes bool
+	// TalosAPIAccessNamespaces are the Kubernetes namespaces whose pods may
+	// take etcd snapshots over the Talos API (kubernetesTalosAPIAccess with
+	// os:etcd:backup, control planes only); empty leaves the feature off.
+	TalosAPIAccessNamespaces []string
 }
 
 // NodeGroup is one control plane group or worker pool: every node of a group

@@ -70,6 +70,9 @@ type talosCluster struct {
 	vipGen               uint64
 	// recovery is the snapshot uploaded with EtcdRecover, per server.
 	recovery map[int64][]byte
+	// restored is the keyspace (member names) of the snapshot etcd was
+	// last bootstrapped from with RecoverEtcd.
+	restored []string
 	// kube is the cluster's Kubernetes API store, once a control plane serves it.
 	kube *kubeCluster
 }

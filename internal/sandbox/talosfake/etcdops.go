@@ -315,6 +315,10 @@ func recoverFrom(tc *talosCluster, serverID int64) error {
 		return errors.New("error recovering from the snapshot: snapshot file integrity check failed. 32 bytes of trailing sha256 checksum does not match")
 	}
 
+	// etcdutl restore keeps the keyspace and rewrites the membership: the
+	// fake's keyspace is the member list the snapshot carries.
+	tc.restored = snapshotMembers(body)
+
 	return nil
 }
 
