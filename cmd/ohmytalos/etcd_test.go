@@ -35,8 +35,26 @@ func TestEtcdSnapshotAgainstTheSandbox(t *testing.T) {
 		k, v, _ := strings.Cut(kv, "=")
 		t.Setenv(k, v)
 	}
+	// Scheduled backups on too: the control planes' Talos serves the
+	// talos.dev ServiceAccount kind only because the machine config turns
+	// on kubernetesTalosAPIAccess, as real Talos does.
+	withBackup := mustRead(t, cfg) + `addons:
+  backup:
+    enabled: true
+    bucket: etcd-backups
+    accessKeyID: {provider: env, ref: TEST_S3_KEY_ID}
+    secretAccessKey: {provider: env, ref: TEST_S3_SECRET}
+`
+	if err := os.WriteFile(cfg, []byte(withBackup), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TEST_S3_KEY_ID", "key-id-value")
+	t.Setenv("TEST_S3_SECRET", "s3-secret-value")
 	if out, err := run(t, "apply", "--config", cfg); err != nil {
 		t.Fatalf("apply: %v\n%s", err, out)
+	}
+	if out, _ := run(t, "doctor", "--config", cfg, "--check", "etcd"); !strings.Contains(out, "talos-backup") || strings.Contains(out, "s3-secret-value") {
+		t.Errorf("doctor etcd does not report the scheduled backup (or leaks the S3 secret):\n%s", out)
 	}
 	extra, err := age.GenerateX25519Identity()
 	if err != nil {

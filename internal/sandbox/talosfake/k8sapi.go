@@ -68,6 +68,14 @@ func (n *Node) startKubeAPILocked() {
 
 	n.cluster.syncKubeletsLocked(n.cfg.clusterID, kc)
 
+	if n.cfg.controlPlane() && talosAPIAccessEnabled(n.cfg.raw) {
+		if err := kc.srv.InstallCRD(talosServiceAccountCRD()); err != nil {
+			n.kubeErr = err
+
+			return
+		}
+	}
+
 	if n.kube != nil || n.kubeErr != nil || n.opts.PublicIP == "" || n.ctx.Err() != nil {
 		return
 	}
