@@ -287,4 +287,27 @@ func TestScaleDownControlPlanes(t *testing.T) {
 	if _, ok := w.env(t).State.Resource(volumeKey("demo-worker-2")); !ok {
 		t.Error("the kept volume is no longer recorded: the pool's next server would not reuse it")
 	}
+	deletedServerLeavesKubernetes(t, w, hc)
+}
+
+// deletedServerLeavesKubernetes deletes a server behind the product's back,
+// as an operator in the console would: its Talos node stops and the cloud
+// controller deletes its Kubernetes node, as on Hetzner.
+func deletedServerLeavesKubernetes(t *testing.T, w *world, hc *hcloud.Client) {
+	t.Helper()
+	ctx := context.Background()
+	sv, _, err := hc.Server.GetByName(ctx, "demo-worker-1")
+	if err != nil || sv == nil {
+		t.Fatalf("demo-worker-1: %v", err)
+	}
+	if w.sb.Talos.Node(sv.ID) == nil {
+		t.Fatal("demo-worker-1 runs no Talos node before its deletion")
+	}
+	if _, _, err := hc.Server.DeleteWithResult(ctx, sv); err != nil {
+		t.Fatal(err)
+	}
+	if w.sb.Talos.Node(sv.ID) != nil {
+		t.Error("the deleted server still runs its Talos node")
+	}
+	waitNoNode(t, w.kubeClient(t), "demo-worker-1")
 }
