@@ -28,6 +28,7 @@ func drainNode(ctx context.Context, c *kube.Client, node string, timeout, poll t
 	}
 	emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionUpdate, Resource: "node/" + node, Message: "cordoned (spec.unschedulable: true)"})
 	deadline := time.Now().Add(timeout)
+	last := ""
 	for {
 		left, blocked, err := evictOnce(ctx, c, node)
 		if err != nil {
@@ -40,8 +41,14 @@ func drainNode(ctx context.Context, c *kube.Client, node string, timeout, poll t
 		if time.Now().After(deadline) {
 			return drainTimeout(node, timeout, left, blocked)
 		}
-		emit(engine.Event{Kind: engine.KindProgress, Resource: "node/" + node,
-			Message: fmt.Sprintf("draining: %d pods left (%s)", len(left), strings.Join(left, ", "))})
+		msg := fmt.Sprintf("draining: %d pods left (%s)", len(left), strings.Join(left, ", "))
+		if len(blocked) > 0 {
+			msg += "; a PodDisruptionBudget holds back " + strings.Join(blocked, ", ") + " for now"
+		}
+		if msg != last {
+			emit(engine.Event{Kind: engine.KindProgress, Resource: "node/" + node, Message: msg})
+			last = msg
+		}
 		if err := sleep(ctx, poll); err != nil {
 			return fmt.Errorf("drain node %s: %w", node, err)
 		}
