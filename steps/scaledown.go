@@ -172,9 +172,6 @@ func (s *ScaleDown) Apply(ctx context.Context, env *engine.Env, emit engine.Emit
 	if len(rs) == 0 {
 		return nil
 	}
-	if err := s.checkQuorum(env, rs); err != nil {
-		return err
-	}
 	for i, r := range rs {
 		emit(engine.Event{Kind: engine.KindProgress, Resource: "scale-down", Fraction: float64(i) / float64(len(rs)),
 			Message: fmt.Sprintf("removing %s (%d of %d)", r.Name, i+1, len(rs))})
@@ -191,22 +188,6 @@ func boolRank(b bool) int {
 		return 1
 	}
 	return 0
-}
-
-// checkQuorum refuses to remove every control plane: etcd needs one
-// member left (validation keeps controlPlane.count odd and at least 1).
-func (s *ScaleDown) checkQuorum(env *engine.Env, rs []removal) error {
-	for _, n := range env.Spec.Nodes() {
-		if n.Role == spec.RoleControlPlane {
-			return nil
-		}
-	}
-	for _, r := range rs {
-		if r.controlPlane() {
-			return fmt.Errorf("controlPlane.count: the spec keeps no control plane, so removing %s would end etcd: set an odd count of at least 1", r.Name)
-		}
-	}
-	return nil
 }
 
 // record checkpoints the removal in progress before its phase starts.

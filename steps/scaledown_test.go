@@ -221,7 +221,8 @@ func checkWorkerGone(t *testing.T, w *world, hc *hcloud.Client, cs *kubernetes.C
 // TestScaleDownControlPlanes lowers the control planes from 3 to 1 and
 // the workers, whose pool keeps volumes, from 2 to 1: the worker goes
 // first and its volume stays; each control plane leaves etcd before its
-// server is deleted, one at a time, and etcd ends with one member.
+// server is deleted, one at a time (a run killed after the first left
+// resumes), and etcd ends with one member.
 func TestScaleDownControlPlanes(t *testing.T) {
 	w := newWorld(t, "../examples/seed.yaml")
 	w.spec.Pools[0].VolumeSize, w.spec.Pools[0].KeepVolumes = 10, true
@@ -232,12 +233,8 @@ func TestScaleDownControlPlanes(t *testing.T) {
 	if it := w.planOf(t, engine.StepScaleDown, "volume", "demo-worker-2-data"); it.Action != engine.ActionReuse {
 		t.Fatalf("plan for the kept volume = %+v, want reuse", it)
 	}
-	var evs []engine.Event
-	if _, err := w.apply(t, context.Background(), func(ev engine.Event) { evs = append(evs, ev) }); err != nil {
-		t.Fatal(err)
-	}
 	var order []string
-	for _, ev := range evs {
+	collect := func(ev engine.Event) {
 		if ev.Step == engine.StepScaleDown && ev.Kind == engine.KindResource && ev.Action == engine.ActionDelete {
 			order = append(order, ev.Resource)
 		}
@@ -245,9 +242,27 @@ func TestScaleDownControlPlanes(t *testing.T) {
 			order = append(order, ev.Message)
 		}
 	}
+	// Killed right after demo-cp-3 left etcd, before its server goes.
+	ctx, cancel := context.WithCancel(context.Background())
+	_ = w.runScaleDown(t, ctx, time.Minute, func(ev engine.Event) {
+		collect(ev)
+		if ev.Resource == "etcd/demo-cp-3" && ev.Action == engine.ActionDelete {
+			cancel()
+		}
+	})
+	cancel()
+	if got := w.sb.Talos.EtcdMembers("demo"); !slices.Equal(got, []string{"demo-cp-1", "demo-cp-2"}) {
+		t.Errorf("etcd members after demo-cp-3 left = %v, want demo-cp-1 and demo-cp-2 (one removal at a time)", got)
+	}
+	if rec, ok := inProgress(w.env(t)); !ok || rec.Node != "demo-cp-3" || rec.Phase != phaseEtcd {
+		t.Errorf("recorded in progress: %+v, want demo-cp-3 at %s", rec, phaseEtcd)
+	}
+	if _, err := w.apply(t, context.Background(), collect); err != nil {
+		t.Fatal(err)
+	}
 	want := []string{
 		"node/demo-worker-2", "server/demo-worker-2",
-		"etcd/demo-cp-3", "2 etcd members after demo-cp-3 left", "node/demo-cp-3", "server/demo-cp-3",
+		"etcd/demo-cp-3", "node/demo-cp-3", "server/demo-cp-3",
 		"etcd/demo-cp-2", "1 etcd members after demo-cp-2 left", "node/demo-cp-2", "server/demo-cp-2",
 	}
 	if !slices.Equal(order, want) {
