@@ -16,7 +16,10 @@ import (
 // subresource, as kubectl drain does: DaemonSet and mirror pods stay, a
 // PodDisruptionBudget that forbids an eviction (429) is waited for, and
 // after timeout the error names the node, the pods still there and the
-// fix. A node already gone from Kubernetes is drained.
+// fix. As kubectl drain does, it waits for the pods that were there after
+// the cordon (by UID): a replacement that tolerates every taint (the
+// Cilium operator does) may land on the cordoned node again, and goes
+// with the node. A node already gone from Kubernetes is drained.
 func drainNode(ctx context.Context, c *kube.Client, node string, timeout, poll time.Duration, emit engine.Emit) error {
 	err := c.Cordon(ctx, node)
 	if errors.Is(err, kube.ErrNotFound) {
@@ -29,8 +32,9 @@ func drainNode(ctx context.Context, c *kube.Client, node string, timeout, poll t
 	emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionUpdate, Resource: "node/" + node, Message: "cordoned (spec.unschedulable: true)"})
 	deadline := time.Now().Add(timeout)
 	last := ""
+	var initial map[string]bool // UIDs of the pods to move
 	for {
-		left, blocked, err := evictOnce(ctx, c, node)
+		left, blocked, err := evictOnce(ctx, c, node, &initial)
 		if err != nil {
 			return err
 		}
@@ -55,13 +59,18 @@ func drainNode(ctx context.Context, c *kube.Client, node string, timeout, poll t
 	}
 }
 
-// evictOnce asks to evict every pod that must leave the node; it returns
-// the pods still there (namespace/name) and those a disruption budget
-// held back.
-func evictOnce(ctx context.Context, c *kube.Client, node string) (left, blocked []string, err error) {
+// evictOnce asks to evict every pod that must leave the node (on the
+// first call, it records their UIDs in *initial; later calls only follow
+// those); it returns the pods still there (namespace/name) and those a
+// disruption budget held back.
+func evictOnce(ctx context.Context, c *kube.Client, node string, initial *map[string]bool) (left, blocked []string, err error) {
 	pods, err := c.PodsOnNode(ctx, node)
 	if err != nil {
 		return nil, nil, fmt.Errorf("list the pods of node %s: %w", node, err)
+	}
+	first := *initial == nil
+	if first {
+		*initial = map[string]bool{}
 	}
 	for _, p := range pods {
 		if kube.DrainSkipReason(p) != "" {
@@ -70,6 +79,12 @@ func evictOnce(ctx context.Context, c *kube.Client, node string) (left, blocked 
 		md, _ := p["metadata"].(map[string]any)
 		ns, _ := md["namespace"].(string)
 		name, _ := md["name"].(string)
+		uid, _ := md["uid"].(string)
+		if first {
+			(*initial)[uid] = true
+		} else if !(*initial)[uid] {
+			continue
+		}
 		left = append(left, ns+"/"+name)
 		if _, terminating := md["deletionTimestamp"]; terminating {
 			continue

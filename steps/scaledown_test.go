@@ -326,3 +326,66 @@ func deletedServerLeavesKubernetes(t *testing.T, w *world, hc *hcloud.Client) {
 	}
 	waitNoNode(t, w.kubeClient(t), "demo-worker-1")
 }
+
+// powerOff stops a server as the console's power button would.
+func powerOff(t *testing.T, hc *hcloud.Client, name string) *hcloud.Server {
+	t.Helper()
+	ctx := context.Background()
+	sv, _, err := hc.Server.GetByName(ctx, name)
+	if err != nil || sv == nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	a, _, err := hc.Server.Poweroff(ctx, sv)
+	if err == nil {
+		err = hc.Action.WaitFor(ctx, a)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sv
+}
+
+// TestScaleDownKeepsQuorum: with another control plane down, no member is
+// removed (the error names the one down and the fix); a control plane
+// that is down itself is removed by a staying member.
+func TestScaleDownKeepsQuorum(t *testing.T) {
+	w := newWorld(t, "../examples/seed.yaml")
+	if _, err := w.apply(t, context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	hc := w.client()
+	cp2 := powerOff(t, hc, "demo-cp-2")
+	w.spec.ControlPlane.Count = 1
+	err := w.runScaleDown(t, context.Background(), time.Minute, nil)
+	if err == nil || !strings.Contains(err.Error(), "demo-cp-2 do not answer") || !strings.Contains(err.Error(), "quorum") || !strings.Contains(err.Error(), "Fix:") {
+		t.Fatalf("removing demo-cp-3 while demo-cp-2 is down: %v", err)
+	}
+	if got := w.sb.Talos.EtcdMembers("demo"); len(got) != 3 {
+		t.Fatalf("etcd members = %v, want all 3 kept", got)
+	}
+	if sv, _, _ := hc.Server.GetByName(context.Background(), "demo-cp-3"); sv == nil {
+		t.Fatal("demo-cp-3 deleted although etcd would have lost its quorum")
+	}
+
+	// demo-cp-2 comes back; demo-cp-3 goes down instead.
+	a, _, err := hc.Server.Poweron(context.Background(), cp2)
+	if err == nil {
+		err = hc.Action.WaitFor(context.Background(), a)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	powerOff(t, hc, "demo-cp-3")
+	var evs []engine.Event
+	if err := w.runScaleDown(t, context.Background(), time.Minute, func(ev engine.Event) { evs = append(evs, ev) }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(evs, func(ev engine.Event) bool {
+		return ev.Resource == "etcd/demo-cp-3" && strings.Contains(ev.Message, "EtcdRemoveMemberByID")
+	}) {
+		t.Error("the stopped demo-cp-3 was not removed by a staying member")
+	}
+	if got := w.sb.Talos.EtcdMembers("demo"); !slices.Equal(got, []string{"demo-cp-1"}) {
+		t.Errorf("etcd members = %v, want demo-cp-1", got)
+	}
+}
