@@ -172,15 +172,28 @@ func (s *ScaleDown) Apply(ctx context.Context, env *engine.Env, emit engine.Emit
 	if len(rs) == 0 {
 		return nil
 	}
+	cps := false
 	for i, r := range rs {
 		emit(engine.Event{Kind: engine.KindProgress, Resource: "scale-down", Fraction: float64(i) / float64(len(rs)),
 			Message: fmt.Sprintf("removing %s (%d of %d)", r.Name, i+1, len(rs))})
 		if err := s.remove(ctx, env, r, emit); err != nil {
 			return err
 		}
+		cps = cps || r.controlPlane()
+	}
+	if cps && env.Spec.Endpoint.Mode == spec.EndpointVIP {
+		if err := s.waitVIP(ctx, env, emit); err != nil {
+			return err
+		}
 	}
 	s.d.rateEvent(emit)
 	return nil
+}
+
+// leavingControlPlanes reports whether the state has control planes the
+// spec no longer has.
+func leavingControlPlanes(env *engine.Env) bool {
+	return slices.ContainsFunc(removals(env), removal.controlPlane)
 }
 
 func boolRank(b bool) int {

@@ -179,3 +179,37 @@ func (s *ScaleDown) waitGone(ctx context.Context, peer *talosapi.Client, name st
 		}
 	}
 }
+
+// waitVIP waits until one staying control plane holds the VIP: the
+// bootstrap step leaves that check to this step while a leaving control
+// plane may hold it.
+func (s *ScaleDown) waitVIP(ctx context.Context, env *engine.Env, emit engine.Emit) error {
+	tc, err := env.State.Secret(secretTalosconfig)
+	if err != nil {
+		return fmt.Errorf("no talosconfig stored (%w): run the bootstrap step first", err)
+	}
+	ips, err := s.publicIPs(ctx, env)
+	if err != nil {
+		return err
+	}
+	var nodes []nodeAddr
+	var cps []*talosapi.Client
+	defer func() {
+		for _, c := range cps {
+			_ = c.Close()
+		}
+	}()
+	for _, n := range env.Spec.Nodes() {
+		if n.Role != spec.RoleControlPlane || ips[n.Name] == "" {
+			continue
+		}
+		c, err := talosapi.Connect(ctx, tc, ips[n.Name])
+		if err != nil {
+			return err
+		}
+		cps, nodes = append(cps, c), append(nodes, nodeAddr{node: n, ip: ips[n.Name]})
+	}
+	wctx, cancel := context.WithTimeout(ctx, s.d.nodeTimeout())
+	defer cancel()
+	return (&Bootstrap{s.d}).waitVIP(wctx, cps, nodes, env.Spec.ControlPlane.VIP, emit)
+}

@@ -229,6 +229,7 @@ func TestScaleDownControlPlanes(t *testing.T) {
 	if _, err := w.apply(t, context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
+	moveVIPTo(t, w, "demo-cp-2")
 	w.spec.ControlPlane.Count, w.spec.Pools[0].Count = 1, 1
 	if it := w.planOf(t, engine.StepScaleDown, "volume", "demo-worker-2-data"); it.Action != engine.ActionReuse {
 		t.Fatalf("plan for the kept volume = %+v, want reuse", it)
@@ -270,6 +271,9 @@ func TestScaleDownControlPlanes(t *testing.T) {
 	}
 	if got := w.sb.Talos.EtcdMembers("demo"); !slices.Equal(got, []string{"demo-cp-1"}) {
 		t.Errorf("etcd members (sandbox) = %v", got)
+	}
+	if got := w.sb.Talos.VIPHolders("demo"); !slices.Equal(got, []string{"demo-cp-1"}) {
+		t.Errorf("VIP holders = %v, want the staying control plane", got)
 	}
 	hc := w.client()
 	cp1, _, err := hc.Server.GetByName(context.Background(), "demo-cp-1")
@@ -387,5 +391,40 @@ func TestScaleDownKeepsQuorum(t *testing.T) {
 	}
 	if got := w.sb.Talos.EtcdMembers("demo"); !slices.Equal(got, []string{"demo-cp-1"}) {
 		t.Errorf("etcd members = %v, want demo-cp-1", got)
+	}
+}
+
+// moveVIPTo power-cycles demo-cp-1 so that the VIP moves to holder (the
+// next member in line) and stays there.
+func moveVIPTo(t *testing.T, w *world, holder string) {
+	t.Helper()
+	hc := w.client()
+	cp1 := powerOff(t, hc, "demo-cp-1")
+	waitVIPHolder(t, w, holder)
+	a, _, err := hc.Server.Poweron(context.Background(), cp1)
+	if err == nil {
+		err = hc.Action.WaitFor(context.Background(), a)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for w.sb.Talos.Node(cp1.ID) == nil || w.sb.Talos.Node(cp1.ID).KubernetesEndpoint() == "" {
+		if time.Now().After(deadline) {
+			t.Fatal("demo-cp-1 did not come back")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	waitVIPHolder(t, w, holder)
+}
+
+func waitVIPHolder(t *testing.T, w *world, holder string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for !slices.Equal(w.sb.Talos.VIPHolders("demo"), []string{holder}) {
+		if time.Now().After(deadline) {
+			t.Fatalf("VIP holders = %v, want %s", w.sb.Talos.VIPHolders("demo"), holder)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
