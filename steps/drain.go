@@ -32,20 +32,25 @@ func drainNode(ctx context.Context, c *kube.Client, node string, timeout, poll t
 	emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionUpdate, Resource: "node/" + node, Message: "cordoned (spec.unschedulable: true)"})
 	deadline := time.Now().Add(timeout)
 	last := ""
-	var initial map[string]bool // UIDs of the pods to move
+	dr := &drain{c: c, node: node}
 	for {
-		left, blocked, err := evictOnce(ctx, c, node, &initial)
-		if err != nil {
+		left, blocked, err := dr.evictOnce(ctx)
+		switch {
+		case err != nil && !kube.IsRetryable(err):
 			return err
-		}
-		if len(left) == 0 {
+		case err != nil && time.Now().After(deadline):
+			return fmt.Errorf("drain node %s: the Kubernetes API kept failing for %s: %w", node, timeout, err)
+		case len(left) == 0 && err == nil:
 			emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionUpdate, Resource: "node/" + node, Message: "drained"})
 			return nil
 		}
-		if time.Now().After(deadline) {
+		if err == nil && time.Now().After(deadline) {
 			return drainTimeout(node, timeout, left, blocked)
 		}
 		msg := fmt.Sprintf("draining: %d pods left (%s)", len(left), strings.Join(left, ", "))
+		if err != nil {
+			msg = "draining: the Kubernetes API failed (" + err.Error() + "); trying again"
+		}
 		if len(blocked) > 0 {
 			msg += "; a PodDisruptionBudget holds back " + strings.Join(blocked, ", ") + " for now"
 		}
@@ -59,18 +64,26 @@ func drainNode(ctx context.Context, c *kube.Client, node string, timeout, poll t
 	}
 }
 
-// evictOnce asks to evict every pod that must leave the node (on the
-// first call, it records their UIDs in *initial; later calls only follow
-// those); it returns the pods still there (namespace/name) and those a
-// disruption budget held back.
-func evictOnce(ctx context.Context, c *kube.Client, node string, initial *map[string]bool) (left, blocked []string, err error) {
+// drain is one node's drain in progress.
+type drain struct {
+	c    *kube.Client
+	node string
+	// uids are the pods to move: those on the node at the first listing.
+	uids map[string]bool
+}
+
+// evictOnce asks to evict every pod that must leave the node; it returns
+// the pods still there (namespace/name) and those a disruption budget
+// held back.
+func (d *drain) evictOnce(ctx context.Context) (left, blocked []string, err error) {
+	c, node := d.c, d.node
 	pods, err := c.PodsOnNode(ctx, node)
 	if err != nil {
 		return nil, nil, fmt.Errorf("list the pods of node %s: %w", node, err)
 	}
-	first := *initial == nil
+	first := d.uids == nil
 	if first {
-		*initial = map[string]bool{}
+		d.uids = map[string]bool{}
 	}
 	for _, p := range pods {
 		if kube.DrainSkipReason(p) != "" {
@@ -81,8 +94,8 @@ func evictOnce(ctx context.Context, c *kube.Client, node string, initial *map[st
 		name, _ := md["name"].(string)
 		uid, _ := md["uid"].(string)
 		if first {
-			(*initial)[uid] = true
-		} else if !(*initial)[uid] {
+			d.uids[uid] = true
+		} else if !d.uids[uid] {
 			continue
 		}
 		left = append(left, ns+"/"+name)
