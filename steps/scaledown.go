@@ -156,18 +156,9 @@ func inProgress(env *engine.Env) (scaleRecord, bool) {
 
 // Apply implements engine.Step.
 func (s *ScaleDown) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) error {
-	rs := removals(env)
-	if rec, ok := inProgress(env); ok {
-		emit(engine.Event{Kind: engine.KindLog, Resource: "server/" + rec.Node, Message: "resuming the removal an earlier run started (at " + rec.Phase + ")"})
-		// Finish the interrupted removal first.
-		slices.SortStableFunc(rs, func(a, b removal) int {
-			return cmp.Compare(boolRank(b.Name == rec.Node), boolRank(a.Name == rec.Node))
-		})
-		if !slices.ContainsFunc(rs, func(r removal) bool { return r.Name == rec.Node }) {
-			// Its server record is gone already; only the volume may be left.
-			pool, idx := parseNodeName(env.Spec.Name, rec.Node)
-			rs = append([]removal{{Name: rec.Node, Pool: pool, Index: idx}}, rs...)
-		}
+	rs, err := resumeFirst(env, removals(env), emit)
+	if err != nil {
+		return err
 	}
 	if len(rs) == 0 {
 		return nil
@@ -190,17 +181,37 @@ func (s *ScaleDown) Apply(ctx context.Context, env *engine.Env, emit engine.Emit
 	return nil
 }
 
+// resumeFirst puts the removal an earlier run left unfinished first. When
+// the spec has that node again, the record is dropped with a warning: the
+// node stays, maybe cordoned (or out of etcd), which the operator undoes.
+func resumeFirst(env *engine.Env, rs []removal, emit engine.Emit) ([]removal, error) {
+	rec, ok := inProgress(env)
+	if !ok {
+		return rs, nil
+	}
+	if slices.ContainsFunc(env.Spec.Nodes(), func(n spec.Node) bool { return n.Name == rec.Node }) {
+		undo := "it is cordoned: run kubectl uncordon " + rec.Node
+		if rec.Phase != phaseDrain {
+			undo = "it may have left etcd and lost its Kubernetes node: reset it (talosctl reset) so that it joins again"
+		}
+		emit(engine.Event{Kind: engine.KindWarning, Resource: "node/" + rec.Node,
+			Message: fmt.Sprintf("an earlier run was removing %s (at %s) and the spec has it again: it stays, but %s", rec.Node, rec.Phase, undo)})
+		return rs, env.State.PutData(dataScaleDown, scaleRecord{})
+	}
+	emit(engine.Event{Kind: engine.KindLog, Resource: "server/" + rec.Node, Message: "resuming the removal an earlier run started (at " + rec.Phase + ")"})
+	i := slices.IndexFunc(rs, func(r removal) bool { return r.Name == rec.Node })
+	if i < 0 {
+		// Its server record is gone already; only the volume may be left.
+		pool, idx := parseNodeName(env.Spec.Name, rec.Node)
+		return append([]removal{{Name: rec.Node, Pool: pool, Index: idx}}, rs...), nil
+	}
+	return append([]removal{rs[i]}, slices.Delete(slices.Clone(rs), i, i+1)...), nil
+}
+
 // leavingControlPlanes reports whether the state has control planes the
 // spec no longer has.
 func leavingControlPlanes(env *engine.Env) bool {
 	return slices.ContainsFunc(removals(env), removal.controlPlane)
-}
-
-func boolRank(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // record checkpoints the removal in progress before its phase starts.

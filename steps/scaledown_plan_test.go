@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
@@ -60,5 +61,64 @@ func TestRemovalsFollowTheSpec(t *testing.T) {
 		"delete server demo-cp-3", "delete server demo-cp-2"}
 	if !slices.Equal(items, wantItems) {
 		t.Errorf("plan:\n got %v\nwant %v", items, wantItems)
+	}
+}
+
+// TestResumeFirst: the removal an earlier run left goes first; one the
+// spec has again is dropped with a warning saying what to undo.
+func TestResumeFirst(t *testing.T) {
+	sp, err := spec.Load("../examples/seed.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := state.Open(t.TempDir(), sp.Name, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &engine.Env{Spec: sp, State: st, Log: slog.New(slog.DiscardHandler)}
+	rs := []removal{{Name: "demo-worker-4", Pool: "worker", Index: 4}, {Name: "demo-worker-3", Pool: "worker", Index: 3}}
+	names := func(rs []removal) (out []string) {
+		for _, r := range rs {
+			out = append(out, r.Name)
+		}
+		return out
+	}
+	var evs []engine.Event
+	emit := func(ev engine.Event) { evs = append(evs, ev) }
+
+	for _, tc := range []struct {
+		rec  scaleRecord
+		want []string
+		warn string
+	}{
+		{scaleRecord{}, []string{"demo-worker-4", "demo-worker-3"}, ""},
+		{scaleRecord{Node: "demo-worker-3", Phase: phaseNode}, []string{"demo-worker-3", "demo-worker-4"}, ""},
+		{scaleRecord{Node: "demo-worker-5", Phase: phaseVolume}, []string{"demo-worker-5", "demo-worker-4", "demo-worker-3"}, ""},
+		{scaleRecord{Node: "demo-worker-2", Phase: phaseDrain}, []string{"demo-worker-4", "demo-worker-3"}, "kubectl uncordon demo-worker-2"},
+		{scaleRecord{Node: "demo-cp-3", Phase: phaseEtcd}, []string{"demo-worker-4", "demo-worker-3"}, "talosctl reset"},
+	} {
+		evs = nil
+		if err := st.PutData(dataScaleDown, tc.rec); err != nil {
+			t.Fatal(err)
+		}
+		got, err := resumeFirst(env, rs, emit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(names(got), tc.want) {
+			t.Errorf("record %+v: order %v, want %v", tc.rec, names(got), tc.want)
+		}
+		warned := slices.ContainsFunc(evs, func(ev engine.Event) bool {
+			return ev.Kind == engine.KindWarning && tc.warn != "" && strings.Contains(ev.Message, tc.warn)
+		})
+		if warned != (tc.warn != "") {
+			t.Errorf("record %+v: events %+v, want a warning with %q", tc.rec, evs, tc.warn)
+		}
+		if _, still := inProgress(env); tc.warn != "" && still {
+			t.Errorf("record %+v kept although the spec has the node again", tc.rec)
+		}
+	}
+	if !slices.Equal(names(rs), []string{"demo-worker-4", "demo-worker-3"}) {
+		t.Errorf("resumeFirst changed its input: %v", names(rs))
 	}
 }
