@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/kube"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 )
 
@@ -222,7 +223,11 @@ func record(env *engine.Env, node, phase string) error {
 // remove takes one node out of the cluster, phase by phase.
 func (s *ScaleDown) remove(ctx context.Context, env *engine.Env, r removal, emit engine.Emit) error {
 	if r.ServerID != 0 {
-		if err := s.leaveCluster(ctx, env, r, emit); err != nil {
+		kc, err := s.d.Kube(ctx, env)
+		if err != nil {
+			return err
+		}
+		if err := s.leaveCluster(ctx, env, kc, r, emit); err != nil {
 			return err
 		}
 		if err := record(env, r.Name, phaseServer); err != nil {
@@ -230,6 +235,11 @@ func (s *ScaleDown) remove(ctx context.Context, env *engine.Env, r removal, emit
 		}
 		if err := s.deleteServer(ctx, env, r, emit); err != nil {
 			return err
+		}
+		// The kubelet may have registered the node again before its
+		// server went; now nothing can.
+		if err := kc.DeleteNode(ctx, r.Name); err != nil {
+			return fmt.Errorf("delete Kubernetes node %s: %w", r.Name, err)
 		}
 	}
 	if err := record(env, r.Name, phaseVolume); err != nil {
@@ -243,11 +253,7 @@ func (s *ScaleDown) remove(ctx context.Context, env *engine.Env, r removal, emit
 
 // leaveCluster drains the node, takes a control plane out of etcd, and
 // deletes the Kubernetes Node.
-func (s *ScaleDown) leaveCluster(ctx context.Context, env *engine.Env, r removal, emit engine.Emit) error {
-	kc, err := s.d.Kube(ctx, env)
-	if err != nil {
-		return err
-	}
+func (s *ScaleDown) leaveCluster(ctx context.Context, env *engine.Env, kc *kube.Client, r removal, emit engine.Emit) error {
 	if err := record(env, r.Name, phaseDrain); err != nil {
 		return err
 	}
