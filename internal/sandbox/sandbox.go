@@ -285,7 +285,10 @@ func (h hooks) ServerPoweredOff(id int64) { h.s.stop(id) }
 // ServerDeleted stops the server's node and forgets its disk: its etcd
 // member stays until a member removes it, and the Kubernetes Node goes
 // once the cloud controller sees the server gone, as on Hetzner.
-func (h hooks) ServerDeleted(id int64) { h.s.stop(id); h.s.Talos.ForgetServer(id) }
+func (h hooks) ServerDeleted(id int64) {
+	h.s.stop(id)
+	h.s.Talos.ForgetServer(id)
+}
 
 func (s *Sandbox) stop(id int64) {
 	s.mu.Lock()
