@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/internal/talos/talosapi"
 )
 
@@ -349,17 +350,26 @@ func powerOff(t *testing.T, hc *hcloud.Client, name string) *hcloud.Server {
 	return sv
 }
 
-// TestScaleDownKeepsQuorum: with another control plane down, no member is
-// removed (the error names the one down and the fix); a control plane
-// that is down itself is removed by a staying member.
+// TestScaleDownKeepsQuorum: a pool removed from the spec goes entirely;
+// with another control plane down, no member is removed (the error names
+// the one down and the fix); a control plane that is down itself is
+// removed by a staying member.
 func TestScaleDownKeepsQuorum(t *testing.T) {
 	w := newWorld(t, "../examples/seed.yaml")
+	w.spec.Pools = append(w.spec.Pools, spec.Pool{Name: "extra", ServerType: "cpx32", Count: 2, Subnet: "10.0.3.0/24"})
+	w.spec.Default()
 	if _, err := w.apply(t, context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
 	hc := w.client()
 	cp2 := powerOff(t, hc, "demo-cp-2")
 	w.spec.ControlPlane.Count = 1
+	w.spec.Pools = w.spec.Pools[:1]
+	for _, name := range []string{"demo-extra-1", "demo-extra-2"} {
+		if it := w.planOf(t, engine.StepScaleDown, "server", name); it.Action != engine.ActionDelete {
+			t.Errorf("plan for %s of the removed pool = %+v, want delete", name, it)
+		}
+	}
 	err := w.runScaleDown(t, context.Background(), time.Minute, nil)
 	if err == nil || !strings.Contains(err.Error(), "demo-cp-2 do not answer") || !strings.Contains(err.Error(), "quorum") || !strings.Contains(err.Error(), "Fix:") {
 		t.Fatalf("removing demo-cp-3 while demo-cp-2 is down: %v", err)
@@ -369,6 +379,12 @@ func TestScaleDownKeepsQuorum(t *testing.T) {
 	}
 	if sv, _, _ := hc.Server.GetByName(context.Background(), "demo-cp-3"); sv == nil {
 		t.Fatal("demo-cp-3 deleted although etcd would have lost its quorum")
+	}
+	for _, name := range []string{"demo-extra-1", "demo-extra-2"} {
+		if sv, _, _ := hc.Server.GetByName(context.Background(), name); sv != nil {
+			t.Errorf("server %s of the removed pool still exists", name)
+		}
+		waitNoNode(t, w.kubeClient(t), name)
 	}
 
 	// demo-cp-2 comes back; demo-cp-3 goes down instead.
