@@ -307,6 +307,16 @@ func TestScaleDownControlPlanes(t *testing.T) {
 	if _, ok := w.env(t).State.Resource(volumeKey("demo-worker-2")); !ok {
 		t.Error("the kept volume is no longer recorded: the pool's next server would not reuse it")
 	}
+
+	// Scaling up again reuses the kept volume.
+	w.spec.Pools[0].Count = 2
+	if _, err := w.apply(t, context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	back, _, err := hc.Server.GetByName(context.Background(), "demo-worker-2")
+	if err != nil || back == nil || v == nil || len(back.Volumes) != 1 || back.Volumes[0].ID != v.ID {
+		t.Errorf("demo-worker-2 again: %+v (%v), want the kept volume %+v attached", back, err, v)
+	}
 	deletedServerLeavesKubernetes(t, w, hc)
 }
 
