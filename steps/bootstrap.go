@@ -134,7 +134,9 @@ func (s *Bootstrap) Apply(ctx context.Context, env *engine.Env, emit engine.Emit
 	if err := s.waitMembers(wctx, first, sp.ControlPlane.Count, emit); err != nil {
 		return err
 	}
-	if sp.Endpoint.Mode == spec.EndpointVIP {
+	// A control plane the spec dropped may hold the VIP until it leaves
+	// etcd: the scale-down step checks the VIP once it is gone.
+	if sp.Endpoint.Mode == spec.EndpointVIP && !leavingControlPlanes(env) {
 		if err := s.waitVIP(wctx, clients[:sp.ControlPlane.Count], nodes, sp.ControlPlane.VIP, emit); err != nil {
 			return err
 		}

@@ -78,6 +78,7 @@ type Pool struct {
 	LoadBalancer *bool             `yaml:"loadBalancer,omitempty"`
 	Storage      bool              `yaml:"storage,omitempty"`
 	Schematic    string            `yaml:"schematic,omitempty"`
+	KeepVolumes  bool              `yaml:"keepVolumes,omitempty"` // keep a removed server's volume (see docs/spec.md)
 }
 
 // InLoadBalancer reports whether the pool's nodes are ingress LB targets.

@@ -286,7 +286,12 @@ func (s *Server) ccmNodesLocked(w *ccmWork) {
 		}
 
 		if !s.kubelets[name] && s.now().After(s.cloud.retry["dead/"+name]) {
-			if id, err := strconv.ParseInt(strings.TrimPrefix(str(n, "spec", "providerID"), "hcloud://"), 10, 64); err == nil {
+			// A node without a provider ID is looked up by its name
+			// (k8s.io/cloud-provider nodelifecycle ensureNodeExistsByProviderID
+			// asks GetInstanceProviderID by node name; the hcloud CCM finds
+			// the server by name then): id 0.
+			pid := str(n, "spec", "providerID")
+			if id, err := strconv.ParseInt(strings.TrimPrefix(pid, "hcloud://"), 10, 64); err == nil || pid == "" {
 				w.dead[name] = id
 			}
 		}
@@ -393,7 +398,18 @@ func (s *Server) runCCM(ctx context.Context, w ccmWork) ccmResult {
 
 	for name, id := range w.dead {
 		res.checked = append(res.checked, name)
-		srv, _, err := c.Server.GetByID(ctx, id)
+
+		var (
+			srv *hcloud.Server
+			err error
+		)
+
+		if id == 0 {
+			srv, _, err = c.Server.GetByName(ctx, name)
+		} else {
+			srv, _, err = c.Server.GetByID(ctx, id)
+		}
+
 		if err == nil && srv == nil {
 			res.gone = append(res.gone, name)
 		}
