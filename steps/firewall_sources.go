@@ -109,6 +109,18 @@ func (d *Deps) firewallSources(ctx context.Context, env *engine.Env) (fwSources,
 	return out, nil
 }
 
+// Drift implements engine.Drifter: when the firewall admits the operator's
+// detected address and that address changed since the pools step ran, the
+// step runs again and sets the rules, although the spec did not change. A
+// failed detection is no reason (the recorded address is kept).
+func (s *Pools) Drift(ctx context.Context, env *engine.Env) string {
+	src, err := s.d.firewallSources(ctx, env)
+	if err != nil || src.Previous == nil {
+		return ""
+	}
+	return fmt.Sprintf("your address changed (%s -> %s): the firewall follows", strings.Join(src.Previous, ", "), strings.Join(src.CIDRs, ", "))
+}
+
 // record stores detected ranges once the firewall admits them.
 func (f fwSources) record(env *engine.Env) error {
 	if !f.Detected || f.Stale != nil {

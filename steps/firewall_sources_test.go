@@ -80,12 +80,20 @@ func TestFirewallAdmitsOnlyTheOperator(t *testing.T) {
 	}) {
 		t.Errorf("plan does not show the address change as an update: %+v", p.Items)
 	}
-	var updates []engine.Event
-	err := engine.New(&Secrets{d2}, &Network{d2}, &Pools{d2}).Run(context.Background(), env2, engine.Options{Only: "pools"}, func(ev engine.Event) {
+	// A plain apply (same spec, every step done) runs pools again: the
+	// firewall follows the operator without --only.
+	var updates, reruns []engine.Event
+	err := engine.New(&Secrets{d2}, &Network{d2}, &Pools{d2}).Run(context.Background(), env2, engine.Options{}, func(ev engine.Event) {
 		if ev.Action == engine.ActionUpdate {
 			updates = append(updates, ev)
 		}
+		if ev.Kind == engine.KindWarning && strings.Contains(ev.Message, "runs again: your address changed") {
+			reruns = append(reruns, ev)
+		}
 	})
+	if len(reruns) != 1 || reruns[0].Step != engine.StepPools {
+		t.Errorf("re-run notices = %+v, want one for pools", reruns)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

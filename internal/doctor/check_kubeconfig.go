@@ -208,7 +208,7 @@ func dialFailure(host, port string, err error) *kubeFailure {
 				"or, with endpoint.access: tailscale, join the tailnet and approve the control planes' subnet route in the Tailscale admin console (docs/access.md)"}
 	case isTimeout(err):
 		return &kubeFailure{fmt.Sprintf("no answer from %s:%s within %s: a firewall drops the connection", host, port, kubeProbeTimeout),
-			"the Hetzner firewall admits only firewall.allow, or your address detected at the last apply: if your address changed, ohmytalos plan shows the firewall update; run ohmytalos apply --only pools"}
+			"the Hetzner firewall admits only firewall.allow, or your address detected at the last apply: if your address changed, ohmytalos plan shows the firewall update and ohmytalos apply sets it"}
 	}
 	return &kubeFailure{fmt.Sprintf("cannot connect to %s:%s: %v", host, port, err),
 		"check this machine's network route to the address; ohmytalos doctor --check lb-targets for a load balancer"}

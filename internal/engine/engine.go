@@ -186,12 +186,33 @@ func (e *Engine) Run(ctx context.Context, env *Env, opts Options, sink func(Even
 		ss := env.State.Get().Step(string(s.Name()))
 		forced := opts.Force || (opts.From != "" && i == start) || opts.Only != ""
 		if ss.Status == state.StatusDone && ss.SpecHash == hash && !forced {
+			if why := drifted(ctx, env, s); why != "" {
+				send(Event{Step: s.Name(), Kind: KindWarning, Message: s.Title() + ": runs again: " + why})
+				run = append(run, i)
+				continue
+			}
 			send(Event{Step: s.Name(), Kind: KindSkipped, Message: s.Title() + ": done in an earlier run"})
 			continue
 		}
 		run = append(run, i)
 	}
 	return e.schedule(ctx, env, run, hash, send, redact)
+}
+
+// Drifter is implemented by a step whose desired state depends on more
+// than the spec (the firewall admits the operator's detected address): a
+// step done with the same spec runs again when Drift names a reason.
+type Drifter interface {
+	Drift(ctx context.Context, env *Env) string
+}
+
+// drifted is the reason s must run again although done with this spec, or
+// "" when it need not (or s cannot tell).
+func drifted(ctx context.Context, env *Env, s Step) string {
+	if d, ok := s.(Drifter); ok {
+		return d.Drift(ctx, env)
+	}
+	return ""
 }
 
 // Dependent is implemented by a step that names the steps it needs; it
