@@ -20,6 +20,7 @@ const (
 	StepServers   StepName = "servers"
 	StepBootstrap StepName = "bootstrap"
 	StepAddons    StepName = "addons"
+	StepUpgrade   StepName = "upgrade"
 )
 
 // Status is a step's status as the engine reports it.
