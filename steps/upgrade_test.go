@@ -80,6 +80,10 @@ func TestTalosUpgradeInPlace(t *testing.T) {
 	}
 
 	w.spec.Talos.Version = "v1.13.9"
+	// apply refuses without --yes on this diff (cmd/ohmytalos runApply).
+	if diff := strings.Join(engine.SpecChange(w.env(t)), "\n"); !strings.Contains(diff, "- talos:") && !strings.Contains(diff, "v1.13.9") {
+		t.Errorf("spec change not shown: %q", diff)
+	}
 	it := w.planOf(t, engine.StepUpgrade, "node", "demo-cp-1")
 	if it.Action != engine.ActionUpdate || len(it.Changes) != 1 || it.Changes[0].Field != "talos" ||
 		!strings.HasPrefix(it.Changes[0].Old, "v1.13.0 / schematic ") || !strings.HasPrefix(it.Changes[0].New, "v1.13.9 / schematic ") {
@@ -119,6 +123,81 @@ func TestTalosUpgradeInPlace(t *testing.T) {
 	}
 	if it := w.planOf(t, engine.StepUpgrade, "node", "demo-worker-1"); it.Action != engine.ActionReuse {
 		t.Errorf("plan after the upgrade = %+v", it)
+	}
+
+	// A server created after the upgrade boots the new snapshot.
+	w.spec.Pools[0].Count = 2
+	if _, err := w.apply(t, context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := talosVersions(t, w); got["demo-worker-2"] != "v1.13.9" {
+		t.Errorf("new worker runs %q, want v1.13.9", got["demo-worker-2"])
+	}
+}
+
+// TestUpgradeResumesAfterKill stops apply once the first control plane is
+// upgraded; the next apply upgrades the rest, never that one again, with
+// three control planes in etcd and two workers in one batch.
+func TestUpgradeResumesAfterKill(t *testing.T) {
+	w := newWorld(t, "../examples/seed.yaml")
+	w.spec.Talos.Version = "v1.13.0"
+	w.spec.Upgrade.WorkerBatch = 2
+	if _, err := w.apply(t, context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	w.spec.Talos.Version = "v1.13.9"
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var first []engine.Event
+	_, err := w.apply(t, ctx, func(ev engine.Event) {
+		first = append(first, ev)
+		if len(upgradeEvents(first)) == 1 {
+			cancel()
+		}
+	})
+	if err == nil {
+		t.Fatal("apply finished despite the kill")
+	}
+	if got := upgradeEvents(first); len(got) != 1 || got[0] != "node/demo-cp-1" {
+		t.Fatalf("before the kill: %v", got)
+	}
+	var evs []engine.Event
+	if _, err := w.apply(t, context.Background(), func(ev engine.Event) { evs = append(evs, ev) }); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(upgradeEvents(evs), ",")
+	if !strings.HasPrefix(got, "node/demo-cp-2,node/demo-cp-3,") || strings.Contains(got, "demo-cp-1") || len(upgradeEvents(evs)) != 4 {
+		t.Errorf("resumed upgrade = %s", got)
+	}
+	versions, _ := talosVersions(t, w)
+	for name, v := range versions {
+		if v != "v1.13.9" {
+			t.Errorf("%s runs %s", name, v)
+		}
+	}
+}
+
+// TestSchematicChangeUpgradesItsNodes adds an extension to the worker
+// schematic: the worker is upgraded to the new schematic at the same
+// release; the control plane is left alone.
+func TestSchematicChangeUpgradesItsNodes(t *testing.T) {
+	w := smallWorld(t, "v1.13.9", "1.36.3")
+	_, ids := talosVersions(t, w)
+	old := w.sb.Talos.Node(ids["demo-worker-1"]).SchematicID()
+	w.spec.Schematics.Worker.Extensions = append(w.spec.Schematics.Worker.Extensions, "siderolabs/qemu-guest-agent")
+	var evs []engine.Event
+	if _, err := w.apply(t, context.Background(), func(ev engine.Event) { evs = append(evs, ev) }); err != nil {
+		t.Fatal(err)
+	}
+	if got := upgradeEvents(evs); len(got) != 1 || got[0] != "node/demo-worker-1" {
+		t.Fatalf("upgraded %v, want the worker only", got)
+	}
+	want, err := targets(w.spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := w.sb.Talos.Node(ids["demo-worker-1"]).SchematicID(); got == old || got != want["demo-worker-1"].Schematic {
+		t.Errorf("worker schematic %s, want %s (was %s)", got, want["demo-worker-1"].Schematic, old)
 	}
 }
 
