@@ -16,3 +16,17 @@ func TestUpgradeWorkerBatch(t *testing.T) {
 		}
 	}
 }
+
+func TestUpgradeKeyParses(t *testing.T) {
+	base := "name: demo\nsecrets: {hcloudToken: {provider: env, ref: HCLOUD_TOKEN}}\n"
+	s, err := Parse([]byte(base + "upgrade: {workerBatch: 2}\n"))
+	if err != nil || s.Upgrade.Batch() != 2 {
+		t.Fatalf("upgrade.workerBatch: %v, %+v", err, s)
+	}
+	if _, err := Parse([]byte(base + "upgrade: {workerBatch: -2}\n")); err == nil {
+		t.Error("negative batch accepted")
+	}
+	if _, err := Parse([]byte(base + "upgrade: {batch: 2}\n")); err == nil {
+		t.Error("unknown key under upgrade accepted")
+	}
+}
