@@ -106,6 +106,9 @@ func (s *Upgrade) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error
 		if err := checkTalosPath(rec.Talos, w.Talos); err != nil {
 			return engine.Plan{}, fmt.Errorf("node %s: %w", n.Name, err)
 		}
+		if err := checkKubernetesPath(rec.ControlPlane, w.Kubernetes); err != nil {
+			return engine.Plan{}, fmt.Errorf("node %s: %w", n.Name, err)
+		}
 		var changes []engine.Change
 		if rec.Talos != w.Talos || rec.Schematic != w.Schematic {
 			changes = append(changes, engine.Change{Field: "talos", Old: talosLabel(rec.Talos, rec.Schematic), New: talosLabel(w.Talos, w.Schematic)})

@@ -3,6 +3,7 @@ package steps
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/siderolabs/talos/pkg/machinery/api/machine"
 	"github.com/siderolabs/talos/pkg/machinery/compatibility"
@@ -30,6 +31,36 @@ func kubernetesSupported(k8s, talosVersion string) error {
 	}
 	if err := kv.SupportedWith(tv); err != nil {
 		return fmt.Errorf("kubernetes.version: Kubernetes %s does not run on Talos %s (%w): pick a version that Talos release supports, or upgrade Talos first (talos.version)", k8s, talosVersion, err)
+	}
+	return nil
+}
+
+// checkKubernetesPath refuses what Kubernetes does not support: control
+// planes move one minor release at a time, and never back (the version
+// skew policy, kubernetes.io/releases/version-skew-policy; kubeadm and
+// talosctl upgrade-k8s refuse both). Patch changes up are fine.
+func checkKubernetesPath(from, to string) error {
+	if from == "" || from == to {
+		return nil
+	}
+	f, err := parseRelease(from)
+	if err != nil {
+		return fmt.Errorf("the cluster runs Kubernetes %q, which is no release version: upgrade it by hand", from)
+	}
+	t, err := parseRelease(to)
+	if err != nil {
+		return fmt.Errorf("kubernetes.version: %q is not a Kubernetes release version: use the form \"1.36.3\"", to)
+	}
+	switch {
+	case t.Major != f.Major || t.Minor < f.Minor || (t.Minor == f.Minor && t.Patch < f.Patch):
+		return fmt.Errorf("kubernetes.version: %s -> %s is a downgrade, which Kubernetes does not support: set kubernetes.version back to %s or later", from, to, strings.TrimPrefix(from, "v"))
+	case t.Minor > f.Minor+1:
+		var through []string
+		for m := f.Minor + 1; m < t.Minor; m++ {
+			through = append(through, fmt.Sprintf("%d.%d.x", f.Major, m))
+		}
+		return fmt.Errorf("kubernetes.version: cannot upgrade from %s to %s in one step: Kubernetes control planes move one minor release at a time; set kubernetes.version to the latest patch of %s and apply, once each, then to %s",
+			from, to, strings.Join(through, ", then "), strings.TrimPrefix(to, "v"))
 	}
 	return nil
 }
@@ -105,6 +136,15 @@ func (r *upgradeRun) kubernetes(ctx context.Context) error {
 	}
 	if len(needCP) == 0 && len(needKubelet) == 0 {
 		return nil
+	}
+	for _, n := range needCP {
+		from := r.recorded(n.node.Name).ControlPlane
+		if from == "" {
+			from = kubelets[n.node.Name]
+		}
+		if err := checkKubernetesPath(from, want); err != nil {
+			return fmt.Errorf("node %s: %w", n.node.Name, err)
+		}
 	}
 	for _, n := range r.nodes {
 		if err := kubernetesSupported(sp.Kubernetes.Version, r.installed[n.node.Name].Version); err != nil {

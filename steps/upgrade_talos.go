@@ -116,16 +116,26 @@ func (r *upgradeRun) talosNode(ctx context.Context, n nodeAddr) error {
 		return r.record(name, func(v *nodeVersions) { v.Talos, v.Schematic, v.Pending = w.Talos, w.Schematic, "" })
 	}
 	image := r.s.d.installer(w.Schematic, w.Talos)
+	// A node that was not Ready before (no CNI yet, say) is not expected
+	// to be Ready after: the gate would only time out.
+	wasReady, _, err := r.nodeReady(ctx, name)
+	if err != nil {
+		return fmt.Errorf("read node %s from Kubernetes before upgrading it: %w", name, err)
+	}
+	if !wasReady {
+		r.emit(engine.Event{Kind: engine.KindWarning, Resource: "node/" + name,
+			Message: name + " is not Ready in Kubernetes before its upgrade: the upgrade will not wait for it to be Ready"})
+	}
 	if err := r.record(name, func(v *nodeVersions) { v.Pending = "talos " + label }); err != nil {
 		return err
 	}
 	r.emit(engine.Event{Kind: engine.KindProgress, Resource: "node/" + name,
 		Message: fmt.Sprintf("upgrading %s: %s -> %s (%s)", name, talosLabel(inst.Version, inst.Schematic), label, image)})
-	err := c.Upgrade(ctx, image, func(line string) {
+	err = c.Upgrade(ctx, image, func(line string) {
 		r.emit(engine.Event{Kind: engine.KindLog, Resource: "node/" + name, Message: line})
 	})
 	if err == nil {
-		err = r.talosGates(ctx, n, w)
+		err = r.talosGates(ctx, n, w, wasReady)
 	}
 	if err != nil {
 		return fmt.Errorf("upgrade of node %s (%s) to %s failed: %w; the upgrade stopped there (nodes after it were not touched): fix the node and run apply again to retry it",
@@ -142,7 +152,7 @@ func (r *upgradeRun) talosNode(ctx context.Context, n nodeAddr) error {
 // talosGates waits until the node answers at the new release and
 // schematic, is Ready in Kubernetes, and (control planes) is back in a
 // healthy etcd with every member.
-func (r *upgradeRun) talosGates(ctx context.Context, n nodeAddr, w target) error {
+func (r *upgradeRun) talosGates(ctx context.Context, n nodeAddr, w target, ready bool) error {
 	c := r.conns[n.node.Name]
 	label := talosLabel(w.Talos, w.Schematic)
 	if err := r.waitUntil(ctx, n.node.Name+" at "+label, func(ctx context.Context) (bool, string, error) {
@@ -151,11 +161,13 @@ func (r *upgradeRun) talosGates(ctx context.Context, n nodeAddr, w target) error
 	}); err != nil {
 		return err
 	}
-	if err := r.waitUntil(ctx, n.node.Name+" Ready in Kubernetes", func(ctx context.Context) (bool, string, error) {
-		ok, _, err := r.nodeReady(ctx, n.node.Name)
-		return ok, "NotReady", err
-	}); err != nil {
-		return err
+	if ready {
+		if err := r.waitUntil(ctx, n.node.Name+" Ready in Kubernetes", func(ctx context.Context) (bool, string, error) {
+			ok, _, err := r.nodeReady(ctx, n.node.Name)
+			return ok, "NotReady", err
+		}); err != nil {
+			return err
+		}
 	}
 	if n.node.Role != spec.RoleControlPlane {
 		return nil

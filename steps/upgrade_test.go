@@ -335,3 +335,22 @@ func TestKubernetesSupported(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckKubernetesPath(t *testing.T) {
+	for _, tc := range []struct {
+		from, to, want string
+	}{
+		{"v1.35.2", "v1.36.3", ""},
+		{"v1.36.0", "v1.36.3", ""},
+		{"", "v1.36.3", ""},
+		{"v1.36.3", "v1.36.0", "is a downgrade"},
+		{"v1.36.3", "v1.35.0", "is a downgrade"},
+		{"v1.34.1", "v1.36.3", "latest patch of 1.35.x and apply"},
+		{"v1.33.1", "v1.36.3", "1.34.x, then 1.35.x"},
+	} {
+		err := checkKubernetesPath(tc.from, tc.to)
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s -> %s: %v, want %q", tc.from, tc.to, err, tc.want)
+		}
+	}
+}
