@@ -115,6 +115,9 @@ func (r *upgradeRun) talosNode(ctx context.Context, n nodeAddr) error {
 		r.emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionReuse, Resource: "node/" + name, Message: "runs " + label})
 		return r.record(name, func(v *nodeVersions) { v.Talos, v.Schematic, v.Pending = w.Talos, w.Schematic, "" })
 	}
+	// The Image Factory serves installers per platform and schematic as
+	// FACTORY/<platform>-installer/<schematic>:<version>
+	// (siderolabs/image-factory README, "installer container images").
 	image := r.s.d.installer(w.Schematic, w.Talos)
 	// A node that was not Ready before (no CNI yet, say) is not expected
 	// to be Ready after: the gate would only time out.
@@ -131,9 +134,14 @@ func (r *upgradeRun) talosNode(ctx context.Context, n nodeAddr) error {
 	}
 	r.emit(engine.Event{Kind: engine.KindProgress, Resource: "node/" + name,
 		Message: fmt.Sprintf("upgrading %s: %s -> %s (%s)", name, talosLabel(inst.Version, inst.Schematic), label, image)})
-	err = c.Upgrade(ctx, image, func(line string) {
+	err = c.Install(ctx, image, func(line string) {
 		r.emit(engine.Event{Kind: engine.KindLog, Resource: "node/" + name, Message: line})
 	})
+	// Pods are not drained before the reboot yet: the drain that scaling
+	// down uses belongs here, between the install and the reboot.
+	if err == nil {
+		err = c.Reboot(ctx)
+	}
 	if err == nil {
 		err = r.talosGates(ctx, n, w, wasReady)
 	}

@@ -43,14 +43,15 @@ func (c *Client) Installed(ctx context.Context) (Installed, error) {
 	return Installed{Version: v, Schematic: ext.TypedSpec().Metadata.Version}, nil
 }
 
-// Upgrade installs the Talos of an installer image and reboots into it,
+// Install installs the Talos of an installer image onto the system disk,
 // the Talos 1.13 way (talosctl upgrade): ImageService.Pull puts the
 // installer in the system containerd, LifecycleService.Upgrade runs it and
-// streams its output and exit code, then Reboot boots the new system.
-// MachineService.Upgrade, the older single call, is deprecated in the
-// 1.13 client (machinery client/client.go: "Deprecated: use
-// LifecycleClient instead"). progress receives the installer's lines.
-func (c *Client) Upgrade(ctx context.Context, image string, progress func(string)) error {
+// streams its output and exit code. The new system boots at the next
+// Reboot: in 1.13 the client drains the node and reboots it itself.
+// MachineService.Upgrade, the older single call that also rebooted, is
+// deprecated in the 1.13 client (machinery client/client.go: "Deprecated:
+// use LifecycleClient instead"). progress receives the installer's lines.
+func (c *Client) Install(ctx context.Context, image string, progress func(string)) error {
 	ctr := &common.ContainerdInstance{Driver: common.ContainerDriver_CONTAINERD, Namespace: common.ContainerdNamespace_NS_SYSTEM}
 	pull, err := c.c.ImageClient.Pull(ctx, &machine.ImageServicePullRequest{Containerd: ctr, ImageRef: image})
 	if err != nil {
@@ -85,15 +86,19 @@ func (c *Client) Upgrade(ctx context.Context, image string, progress func(string
 			if code.ExitCode != 0 {
 				return fmt.Errorf("upgrade to %s at %s: the installer exited with code %d: %s", image, c.endpoint, code.ExitCode, last)
 			}
-			break
+			return nil
 		}
 		last = p.Fmt()
 		if progress != nil {
 			progress(last)
 		}
 	}
+}
+
+// Reboot reboots the node (into what Install wrote).
+func (c *Client) Reboot(ctx context.Context) error {
 	if err := c.c.Reboot(ctx); err != nil {
-		return c.wrap("reboot into the upgraded system", err)
+		return c.wrap("reboot", err)
 	}
 	return nil
 }
