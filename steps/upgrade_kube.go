@@ -108,26 +108,20 @@ func (r *upgradeRun) kubernetes(ctx context.Context) error {
 		kubelets[n.node.Name] = kv
 	}
 	var needCP, needKubelet []nodeAddr
-	seenCP, allAt := false, true
 	for _, n := range r.nodes {
 		rec := r.recorded(n.node.Name)
-		seenCP = seenCP || rec.ControlPlane != ""
-		allAt = allAt && kubelets[n.node.Name] == want
-		if n.node.Role == spec.RoleControlPlane && rec.ControlPlane != want {
+		// A control plane never recorded whose kubelet runs the target
+		// was built at it: kubelets move only after the components.
+		builtAt := rec.ControlPlane == "" && kubelets[n.node.Name] == want
+		if n.node.Role == spec.RoleControlPlane && rec.ControlPlane != want && !builtAt {
 			needCP = append(needCP, n)
 		}
 		if kubelets[n.node.Name] != want {
 			needKubelet = append(needKubelet, n)
 		}
-	}
-	if !seenCP && allAt {
-		// A cluster built at this version, never upgraded yet.
-		needCP = nil
-	}
-	for _, n := range r.nodes {
 		if err := r.record(n.node.Name, func(v *nodeVersions) {
 			v.Kubelet = kubelets[n.node.Name]
-			if n.node.Role == spec.RoleControlPlane && len(needCP) == 0 {
+			if n.node.Role == spec.RoleControlPlane && builtAt {
 				v.ControlPlane = want
 			}
 		}); err != nil {

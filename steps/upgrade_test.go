@@ -295,6 +295,18 @@ func TestKubernetesUpgradeMovesEveryKubelet(t *testing.T) {
 	if got := upgradeEvents(w.runOnly(t, engine.StepUpgrade)); len(got) != 0 {
 		t.Errorf("rerun upgraded %v again", got)
 	}
+
+	// Talos v1.13 runs Kubernetes up to 1.36: 1.37 is refused before any node.
+	w.spec.Kubernetes.Version = "1.37.0"
+	_, err := w.apply(t, context.Background(), nil)
+	if err == nil || !strings.Contains(err.Error(), "kubernetes.version: Kubernetes 1.37.0 does not run on Talos v1.13.9") {
+		t.Fatalf("unsupported Kubernetes: %v", err)
+	}
+	for name, v := range kubeletVersions(t, w) {
+		if v != "v1.36.3" {
+			t.Errorf("%s: kubelet %s after a refused upgrade", name, v)
+		}
+	}
 }
 
 func TestCheckTalosPath(t *testing.T) {
