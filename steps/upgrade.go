@@ -177,6 +177,9 @@ func (s *Upgrade) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) 
 	if err := r.connect(ctx, tc); err != nil {
 		return err
 	}
+	if err := r.preflight(ctx); err != nil {
+		return err
+	}
 	if err := r.talos(ctx); err != nil {
 		return err
 	}
@@ -266,4 +269,20 @@ func (r *upgradeRun) nodeReady(ctx context.Context, name string) (bool, string, 
 	ni, _ := st["nodeInfo"].(map[string]any)
 	kv, _ := ni["kubeletVersion"].(string)
 	return info.Ready, kv, nil
+}
+
+// preflight refuses, before any node is touched, a Kubernetes version the
+// target Talos release does not run: Talos would be upgraded for nothing.
+func (r *upgradeRun) preflight(ctx context.Context) error {
+	sp := r.env.Spec
+	for _, n := range r.nodes {
+		_, kv, err := r.nodeReady(ctx, n.node.Name)
+		if err != nil {
+			return fmt.Errorf("read node %s from Kubernetes: %w", n.node.Name, err)
+		}
+		if kv != "v"+sp.Kubernetes.Version {
+			return kubernetesSupported(sp.Kubernetes.Version, sp.Talos.Version)
+		}
+	}
+	return nil
 }

@@ -302,6 +302,14 @@ func TestKubernetesUpgradeMovesEveryKubelet(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "kubernetes.version: Kubernetes 1.37.0 does not run on Talos v1.13.9") {
 		t.Fatalf("unsupported Kubernetes: %v", err)
 	}
+	// Nor does Talos move when the Kubernetes target is out of its range.
+	w.spec.Talos.Version = "v1.13.0"
+	if _, err := w.apply(t, context.Background(), nil); err == nil || !strings.Contains(err.Error(), "does not run on Talos v1.13.0") {
+		t.Fatalf("unsupported Kubernetes with a Talos change: %v", err)
+	}
+	if got, _ := talosVersions(t, w); got["demo-cp-1"] != "v1.13.9" {
+		t.Errorf("Talos moved to %s although Kubernetes 1.37 was refused", got["demo-cp-1"])
+	}
 	for name, v := range kubeletVersions(t, w) {
 		if v != "v1.36.3" {
 			t.Errorf("%s: kubelet %s after a refused upgrade", name, v)
