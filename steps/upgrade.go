@@ -50,6 +50,9 @@ type nodeVersions struct {
 	Kubelet      string `json:"kubelet,omitempty"`
 	// Pending is the upgrade under way when the run stopped ("" if none).
 	Pending string `json:"pending,omitempty"`
+	// WaitReady tells whether the pending upgrade waits for Ready (the
+	// node was Ready before it).
+	WaitReady bool `json:"waitReady,omitempty"`
 }
 
 // target is what one node should run.

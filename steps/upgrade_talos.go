@@ -109,11 +109,18 @@ func (r *upgradeRun) talosNode(ctx context.Context, n nodeAddr) error {
 	r.mu.Unlock()
 	label := talosLabel(w.Talos, w.Schematic)
 	if inst.Version == w.Talos && inst.Schematic == w.Schematic {
-		if rec := r.recorded(name); rec.Talos == w.Talos && rec.Schematic == w.Schematic && rec.Pending == "" {
+		rec := r.recorded(name)
+		if rec.Talos == w.Talos && rec.Schematic == w.Schematic && rec.Pending == "" {
 			return nil
 		}
+		if rec.Pending != "" {
+			// Upgraded by a run that stopped before the health gates.
+			if err := r.talosGates(ctx, n, w, rec.WaitReady); err != nil {
+				return fmt.Errorf("node %s (%s) runs %s after an interrupted upgrade but is not healthy: %w; fix the node and run apply again", name, n.ip, label, err)
+			}
+		}
 		r.emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionReuse, Resource: "node/" + name, Message: "runs " + label})
-		return r.record(name, func(v *nodeVersions) { v.Talos, v.Schematic, v.Pending = w.Talos, w.Schematic, "" })
+		return r.record(name, func(v *nodeVersions) { v.Talos, v.Schematic, v.Pending, v.WaitReady = w.Talos, w.Schematic, "", false })
 	}
 	// The Image Factory serves installers per platform and schematic as
 	// FACTORY/<platform>-installer/<schematic>:<version>
@@ -129,7 +136,7 @@ func (r *upgradeRun) talosNode(ctx context.Context, n nodeAddr) error {
 		r.emit(engine.Event{Kind: engine.KindWarning, Resource: "node/" + name,
 			Message: name + " is not Ready in Kubernetes before its upgrade: the upgrade will not wait for it to be Ready"})
 	}
-	if err := r.record(name, func(v *nodeVersions) { v.Pending = "talos " + label }); err != nil {
+	if err := r.record(name, func(v *nodeVersions) { v.Pending, v.WaitReady = "talos "+label, wasReady }); err != nil {
 		return err
 	}
 	r.emit(engine.Event{Kind: engine.KindProgress, Resource: "node/" + name,
@@ -154,7 +161,7 @@ func (r *upgradeRun) talosNode(ctx context.Context, n nodeAddr) error {
 	r.mu.Unlock()
 	r.emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionUpdate, Resource: "node/" + name,
 		Message: fmt.Sprintf("talos: %s -> %s, Ready, same server", talosLabel(inst.Version, inst.Schematic), label)})
-	return r.record(name, func(v *nodeVersions) { v.Talos, v.Schematic, v.Pending = w.Talos, w.Schematic, "" })
+	return r.record(name, func(v *nodeVersions) { v.Talos, v.Schematic, v.Pending, v.WaitReady = w.Talos, w.Schematic, "", false })
 }
 
 // talosGates waits until the node answers at the new release and
