@@ -8,6 +8,7 @@ import (
 
 	"github.com/siderolabs/talos/pkg/machinery/client"
 	clientconfig "github.com/siderolabs/talos/pkg/machinery/client/config"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -114,6 +115,12 @@ func TestTalosUpgradeInPlace(t *testing.T) {
 	for _, sv := range w.sb.HCloud.Servers() {
 		if n := w.sb.Talos.Node(sv.ID); n == nil || n.SchematicID() == "" {
 			t.Errorf("%s: no schematic after the upgrade", sv.Name)
+		}
+	}
+
+	for name, img := range nodeInfo(t, w, func(n corev1.NodeSystemInfo) string { return n.OSImage }) {
+		if img != "Talos (v1.13.9)" {
+			t.Errorf("%s: Kubernetes reports OS %q, want Talos (v1.13.9)", name, img)
 		}
 	}
 
@@ -245,6 +252,12 @@ func TestTalosUpgradeStopsAtFailingNodeAndResumes(t *testing.T) {
 // kubeletVersions reads every node's kubelet version with client-go.
 func kubeletVersions(t *testing.T, w *world) map[string]string {
 	t.Helper()
+	return nodeInfo(t, w, func(n corev1.NodeSystemInfo) string { return n.KubeletVersion })
+}
+
+// nodeInfo reads a field of every node's system info with client-go.
+func nodeInfo(t *testing.T, w *world, field func(corev1.NodeSystemInfo) string) map[string]string {
+	t.Helper()
 	kc, err := w.env(t).State.Secret(secretKubeconfig)
 	if err != nil {
 		t.Fatal(err)
@@ -263,7 +276,7 @@ func kubeletVersions(t *testing.T, w *world) map[string]string {
 	}
 	out := map[string]string{}
 	for _, n := range nodes.Items {
-		out[n.Name] = n.Status.NodeInfo.KubeletVersion
+		out[n.Name] = field(n.Status.NodeInfo)
 	}
 	return out
 }
