@@ -178,7 +178,7 @@ func (d *Deps) nodeTimeout() time.Duration {
 func All(d *Deps) []engine.Step {
 	configs := &Configs{d: d}
 	return []engine.Step{
-		&Secrets{d}, &Images{d}, &Network{d}, &Pools{d}, configs, &Servers{d: d, configs: configs}, &Bootstrap{d}, &Addons{d}, &ScaleDown{d},
+		&Secrets{d}, &Images{d}, &Network{d}, &Pools{d}, configs, &Servers{d: d, configs: configs}, &Bootstrap{d}, &Addons{d}, &ScaleDown{d}, &Upgrade{d: d, configs: configs},
 	}
 }
 

@@ -118,7 +118,8 @@ func newApplyCmd(g *globals) *cobra.Command {
 		Use:   "apply",
 		Short: "Create or resume the cluster the spec describes",
 		Long: `apply runs the steps in order (secrets, images, network, pools, configs,
-servers, bootstrap), checkpointing after every resource. Interrupt it at any
+servers, bootstrap, addons, scale-down, upgrade), checkpointing after every
+resource. Interrupt it at any
 time (Ctrl-C, or even kill -9) and run it again: it resumes where it stopped
 and never creates a resource twice. A second apply of a finished cluster
 changes nothing.`,

@@ -21,6 +21,7 @@ const (
 	StepBootstrap StepName = "bootstrap"
 	StepAddons    StepName = "addons"
 	StepScaleDown StepName = "scale-down"
+	StepUpgrade   StepName = "upgrade"
 )
 
 // Status is a step's status as the engine reports it.

@@ -15,7 +15,16 @@ const MergePatchType = "application/merge-patch+json"
 // Cordon marks a node unschedulable (spec.unschedulable: true, as kubectl
 // cordon does with a patch). A node already gone answers ErrNotFound.
 func (c *Client) Cordon(ctx context.Context, node string) error {
-	body := []byte(`{"spec":{"unschedulable":true}}`)
+	return c.setUnschedulable(ctx, node, true)
+}
+
+// Uncordon marks a node schedulable again (spec.unschedulable: false).
+func (c *Client) Uncordon(ctx context.Context, node string) error {
+	return c.setUnschedulable(ctx, node, false)
+}
+
+func (c *Client) setUnschedulable(ctx context.Context, node string, on bool) error {
+	body := []byte(fmt.Sprintf(`{"spec":{"unschedulable":%t}}`, on))
 	return c.do(ctx, http.MethodPatch, "/api/v1/nodes/"+url.PathEscape(node), MergePatchType, body, nil)
 }
 

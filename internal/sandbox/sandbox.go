@@ -111,7 +111,7 @@ func Start(ctx context.Context, o Options) (*Sandbox, error) {
 		Token: o.Token, ReadOnly: o.ReadOnly, ActionDuration: o.ActionDuration, Durations: o.Durations,
 		AllocateIPv4: s.allocateIP, Hooks: hooks{s}, DiskPath: s.diskPath,
 	})
-	s.Talos = talosfake.NewCluster(talosfake.ClusterOptions{HCloudEndpoint: s.HCloudURL, Admit: s.HCloud.FirewallAdmits})
+	s.Talos = talosfake.NewCluster(talosfake.ClusterOptions{HCloudEndpoint: s.HCloudURL, Admit: s.HCloud.FirewallAdmits, Registries: []string{ln.Addr().String()}})
 	if o.Latency > 0 {
 		s.HCloud.SetLatency("/", o.Latency)
 	}

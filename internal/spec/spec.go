@@ -32,6 +32,7 @@ type Spec struct {
 	Domains       []string       `yaml:"domains,omitempty"`
 	Backups       bool           `yaml:"backups,omitempty"`
 	Addons        Addons         `yaml:"addons"`
+	Upgrade       Upgrade        `yaml:"upgrade,omitempty"`
 }
 
 // Talos selects the Talos Linux release.

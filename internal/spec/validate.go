@@ -26,6 +26,7 @@ var providers = map[string]bool{"env": true, "bw": true, "bws": true}
 func (s *Spec) Validate() Problems {
 	var ps Problems
 	add := func(field, reason, fix string) { ps = append(ps, Problem{field, reason, fix}) }
+	ps = append(ps, s.Upgrade.validate()...)
 
 	switch {
 	case s.Name == "":

@@ -102,6 +102,10 @@ type ClusterOptions struct {
 	RebootDelay time.Duration
 	// VIPRetry is the VIP campaign retry interval; 0 means DefaultVIPRetry.
 	VIPRetry time.Duration
+	// Registries are the hosts that serve Image Factory installers besides
+	// factory.talos.dev: the sandbox's factory, whose host the product
+	// puts in installer references.
+	Registries []string
 	// Logger receives what machined would log (VIP claims and their
 	// failures); nil discards it.
 	Logger *slog.Logger

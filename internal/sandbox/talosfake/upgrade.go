@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,7 +32,9 @@ const factoryRegistry = "factory.talos.dev"
 
 // parseInstaller reads an installer image reference the way a pull would
 // resolve it; anything the Image Factory would not serve cannot be pulled.
-func parseInstaller(ref string) (installer, error) {
+// registries are the hosts serving the factory's installers besides
+// factory.talos.dev (the sandbox's own factory).
+func parseInstaller(ref string, registries []string) (installer, error) {
 	colon := strings.LastIndex(ref, ":")
 	if ref == "" || colon < 0 || strings.Contains(ref[colon:], "/") {
 		return installer{}, fmt.Errorf("reference %q has no tag: name an installer version (factory.talos.dev/hcloud-installer/SCHEMATIC:vX.Y.Z)", ref)
@@ -41,7 +44,7 @@ func parseInstaller(ref string) (installer, error) {
 	parts := strings.Split(name, "/")
 
 	switch {
-	case len(parts) != 3 || parts[0] != factoryRegistry:
+	case len(parts) != 3 || (parts[0] != factoryRegistry && !slices.Contains(registries, parts[0])):
 		return installer{}, fmt.Errorf("%s: failed to resolve reference %q: not found", ref, ref)
 	case parts[1] != "hcloud-installer" && parts[1] != "installer":
 		return installer{}, fmt.Errorf("%s: failed to resolve reference %q: not found", ref, ref)
@@ -68,7 +71,7 @@ func (s *imageService) Pull(in *machine.ImageServicePullRequest, srv grpc.Server
 		return err
 	}
 
-	if _, err := parseInstaller(in.GetImageRef()); err != nil {
+	if _, err := parseInstaller(in.GetImageRef(), s.node.cluster.opts.Registries); err != nil {
 		return status.Errorf(codes.Unknown, "error pulling image: %v", err)
 	}
 
@@ -132,7 +135,7 @@ func (s *lifecycleService) Upgrade(in *machine.LifecycleServiceUpgradeRequest, s
 		return srv.Send(&machine.LifecycleServiceUpgradeResponse{Progress: p}) //nolint:wrapcheck // the stream's own status
 	}
 
-	inst, err := parseInstaller(ref)
+	inst, err := parseInstaller(ref, c.opts.Registries)
 	if err == nil {
 		err = n.install(inst)
 	}
@@ -182,7 +185,7 @@ func (s *machineService) Upgrade(ctx context.Context, in *machine.UpgradeRequest
 		return nil, err
 	}
 
-	inst, err := parseInstaller(in.GetImage())
+	inst, err := parseInstaller(in.GetImage(), s.node.cluster.opts.Registries)
 	if err != nil {
 		return nil, fmt.Errorf("error validating installer image %q: %w", in.GetImage(), err)
 	}
