@@ -62,7 +62,7 @@ func TestCostAndPlanJSON(t *testing.T) {
 	}
 	plan := decodeDoc(t, out)
 	steps, _ := plan["steps"].([]any)
-	if len(steps) != 10 { // secrets .. bootstrap, addons, scale-down, upgrade // secrets .. addons, upgrade
+	if len(steps) != 10 { // secrets .. bootstrap, addons, scale-down, upgrade
 		t.Fatalf("plan has %d steps", len(steps))
 	}
 	first := steps[0].(map[string]any)
