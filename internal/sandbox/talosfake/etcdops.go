@@ -99,6 +99,22 @@ func (c *Cluster) removeMemberLocked(tc *talosCluster, id uint64) error {
 	return nil
 }
 
+// etcdCall is the common start of the etcd member calls: an authorized
+// client, a control plane (what names the call in the refusal), and an
+// etcd with quorum.
+func (s *machineService) etcdCall(ctx context.Context, what string) (*talosCluster, error) {
+	if err := authorize(ctx); err != nil {
+		return nil, err
+	}
+
+	cfg, _ := s.current()
+	if err := checkControlplane(cfg, what); err != nil {
+		return nil, err
+	}
+
+	return s.waitQuorum(ctx)
+}
+
 // waitQuorum blocks until the node's cluster has quorum (etcd requests
 // need a leader) or ctx ends.
 func (s *machineService) waitQuorum(ctx context.Context) (*talosCluster, error) {
@@ -124,16 +140,7 @@ func (s *machineService) waitQuorum(ctx context.Context) (*talosCluster, error) 
 // member: failed to remove member ID: <etcd error>"; NotFound for an
 // unknown ID).
 func (s *machineService) EtcdRemoveMemberByID(ctx context.Context, in *machine.EtcdRemoveMemberByIDRequest) (*machine.EtcdRemoveMemberByIDResponse, error) {
-	if err := authorize(ctx); err != nil {
-		return nil, err
-	}
-
-	cfg, _ := s.current()
-	if err := checkControlplane(cfg, "etcd remove member"); err != nil {
-		return nil, err
-	}
-
-	tc, err := s.waitQuorum(ctx)
+	tc, err := s.etcdCall(ctx, "etcd remove member")
 	if err != nil {
 		return nil, err
 	}
@@ -219,16 +226,7 @@ func (n *Node) leaveEtcd(ctx context.Context) error {
 // EtcdForfeitLeadership moves etcd leadership away from this node; it
 // answers the new leader's name, or "" when this node did not lead.
 func (s *machineService) EtcdForfeitLeadership(ctx context.Context, _ *machine.EtcdForfeitLeadershipRequest) (*machine.EtcdForfeitLeadershipResponse, error) {
-	if err := authorize(ctx); err != nil {
-		return nil, err
-	}
-
-	cfg, _ := s.current()
-	if err := checkControlplane(cfg, "etcd forfeit leadership"); err != nil {
-		return nil, err
-	}
-
-	tc, err := s.waitQuorum(ctx)
+	tc, err := s.etcdCall(ctx, "etcd forfeit leadership")
 	if err != nil {
 		return nil, err
 	}
