@@ -248,6 +248,11 @@ func (s *ScaleDown) remove(ctx context.Context, env *engine.Env, r removal, emit
 	if err := s.dropVolume(ctx, env, r, emit); err != nil {
 		return err
 	}
+	// A server added later under the same name starts with no upgrade
+	// history: an interrupted upgrade of this one is not its own.
+	if err := forgetUpgradeRecord(env, r.Name); err != nil {
+		return err
+	}
 	return env.State.PutData(dataScaleDown, scaleRecord{})
 }
 

@@ -43,6 +43,20 @@ type upgradeData struct {
 	Nodes map[string]nodeVersions `json:"nodes"`
 }
 
+// forgetUpgradeRecord drops a removed node's entry from the upgrade record.
+func forgetUpgradeRecord(env *engine.Env, node string) error {
+	var data upgradeData
+	found, err := env.State.GetData(dataUpgrade, &data)
+	if err != nil || !found {
+		return err
+	}
+	if _, ok := data.Nodes[node]; !ok {
+		return nil
+	}
+	delete(data.Nodes, node)
+	return env.State.PutData(dataUpgrade, data)
+}
+
 // nodeVersions is what a node was last seen running.
 type nodeVersions struct {
 	Talos     string `json:"talos,omitempty"`

@@ -422,3 +422,30 @@ func TestCheckKubernetesPath(t *testing.T) {
 		}
 	}
 }
+
+// A removed node leaves no upgrade history behind for a server added later
+// under its name.
+func TestForgetUpgradeRecord(t *testing.T) {
+	w := newWorld(t, "../examples/seed.yaml")
+	env := w.env(t)
+	if err := forgetUpgradeRecord(env, "demo-worker-2"); err != nil {
+		t.Fatalf("no record yet: %v", err)
+	}
+	rec := upgradeData{Nodes: map[string]nodeVersions{
+		"demo-worker-1": {Talos: "v1.13.9"},
+		"demo-worker-2": {Talos: "v1.13.0", Pending: "talos v1.13.9"},
+	}}
+	if err := env.State.PutData(dataUpgrade, rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := forgetUpgradeRecord(env, "demo-worker-2"); err != nil {
+		t.Fatal(err)
+	}
+	var got upgradeData
+	if _, err := env.State.GetData(dataUpgrade, &got); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := got.Nodes["demo-worker-2"]; ok || got.Nodes["demo-worker-1"].Talos != "v1.13.9" {
+		t.Errorf("record after forgetting demo-worker-2 = %+v", got.Nodes)
+	}
+}
