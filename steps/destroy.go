@@ -68,6 +68,16 @@ func PlanDestroy(ctx context.Context, d *Deps, env *engine.Env, images bool) (*D
 	if p.Volumes, err = c.Volume.AllWithOpts(ctx, hcloud.VolumeListOpts{ListOpts: list}); err != nil {
 		return nil, fmt.Errorf("list volumes: %w", err)
 	}
+	// The CSI driver's volumes (PersistentVolumeClaims) carry the cluster
+	// label too (addons.CSIVolumeLabels) and its own managed-by: they bill
+	// per GB until deleted, so they go with the cluster.
+	csiSel := cloud.Selector(map[string]string{cloud.LabelCluster: env.Spec.Name, "managed-by": "csi-driver"})
+	csiVols, err := c.Volume.AllWithOpts(ctx, hcloud.VolumeListOpts{ListOpts: hcloud.ListOpts{LabelSelector: csiSel}})
+	if err != nil {
+		return nil, fmt.Errorf("list the CSI driver's volumes: %w", err)
+	}
+	ours := len(p.Volumes)
+	p.Volumes = append(p.Volumes, csiVols...)
 	if p.Firewalls, err = c.Firewall.AllWithOpts(ctx, hcloud.FirewallListOpts{ListOpts: list}); err != nil {
 		return nil, fmt.Errorf("list firewalls: %w", err)
 	}
@@ -92,8 +102,12 @@ func PlanDestroy(ctx context.Context, d *Deps, env *engine.Env, images bool) (*D
 	for _, s := range p.Servers {
 		p.Items = append(p.Items, Doomed{"server", s.Name, s.ID, "labelled for the cluster"})
 	}
-	for _, v := range p.Volumes {
-		p.Items = append(p.Items, Doomed{"volume", v.Name, v.ID, "labelled for the cluster"})
+	for i, v := range p.Volumes {
+		why := "labelled for the cluster"
+		if i >= ours {
+			why = fmt.Sprintf("made by the CSI driver for claim %s/%s (its data is lost)", v.Labels["pvc-namespace"], v.Labels["pvc-name"])
+		}
+		p.Items = append(p.Items, Doomed{"volume", v.Name, v.ID, why})
 	}
 	for _, f := range p.Firewalls {
 		p.Items = append(p.Items, Doomed{"firewall", f.Name, f.ID, "labelled for the cluster"})

@@ -2,10 +2,13 @@ package steps
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 
+	"github.com/ohmytalos/ohmytalos/internal/addons"
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 )
@@ -34,9 +37,27 @@ func TestDestroyLeavesNothingLabelled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A volume the CSI driver made for a claim, labelled as the rendered
+	// controller tells it to (HCLOUD_VOLUME_EXTRA_LABELS), and another
+	// cluster's, which stays.
+	csiLabels := func(cluster string) map[string]string {
+		return map[string]string{"managed-by": "csi-driver", "pvc-namespace": "default", "pvc-name": "data",
+			cloud.LabelCluster: strings.TrimPrefix(addons.CSIVolumeLabels(cluster), cloud.LabelCluster+"=")}
+	}
+	for name, cluster := range map[string]string{"pvc-1": w.spec.Name, "pvc-2": "other"} {
+		if _, _, err := c.Volume.Create(context.Background(), hcloud.VolumeCreateOpts{Name: name, Size: 10,
+			Location: &hcloud.Location{Name: "nbg1"}, Labels: csiLabels(cluster)}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	p, err := PlanDestroy(context.Background(), d, env, false)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(p.Items, func(i Doomed) bool {
+		return i.Kind == "volume" && i.Name == "pvc-1" && strings.Contains(i.Why, "CSI driver for claim default/data")
+	}) || slices.ContainsFunc(p.Items, func(i Doomed) bool { return i.Name == "pvc-2" }) {
+		t.Errorf("destroy plan and the CSI volumes: %+v", p.Items)
 	}
 	if len(p.LoadBalancers) != 2 || len(p.Servers) != 5 || len(p.Networks) != 1 || len(p.Snapshots) != 0 {
 		t.Fatalf("plan: %d LBs, %d servers, %d networks, %d snapshots", len(p.LoadBalancers), len(p.Servers), len(p.Networks), len(p.Snapshots))
@@ -52,6 +73,9 @@ func TestDestroyLeavesNothingLabelled(t *testing.T) {
 	lbs, _ := c.LoadBalancer.All(context.Background())
 	if len(servers)+len(nets)+len(fws)+len(pgs)+len(lbs) != 0 {
 		t.Errorf("left: %d servers, %d networks, %d firewalls, %d groups, %d load balancers", len(servers), len(nets), len(fws), len(pgs), len(lbs))
+	}
+	if vols, _ := c.Volume.All(context.Background()); len(vols) != 1 || vols[0].Name != "pvc-2" {
+		t.Errorf("volumes left: %v, want only the other cluster's pvc-2", vols)
 	}
 	if got := w.sb.HCloud.Counts()["images"]; got != 2 {
 		t.Errorf("snapshots = %d, want the 2 shared ones kept", got)

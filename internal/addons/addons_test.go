@@ -200,6 +200,8 @@ func TestHetznerAddons(t *testing.T) {
 		{"ccm hostNetwork", dig(pod, "hostNetwork"), true},
 		{"csi image", dig(find(t, as, "Deployment", "hcloud-csi-controller"), "spec", "template", "spec", "containers", "hcloud-csi-driver", "image"),
 			"docker.io/hetznercloud/hcloud-csi-driver:" + spec.DefaultHCloudCSIVersion},
+		{"csi volume labels", dig(find(t, as, "Deployment", "hcloud-csi-controller"), "spec", "template", "spec", "containers", "hcloud-csi-driver", "env", "HCLOUD_VOLUME_EXTRA_LABELS", "value"),
+			"ohmytalos.io/cluster=" + testSpec(t, nil).Name},
 		{"default storage class", dig(find(t, as, "StorageClass", "hcloud-volumes"), "metadata", "annotations", "storageclass.kubernetes.io/is-default-class"), "true"},
 		{"csi driver", find(t, as, "CSIDriver", "csi.hetzner.cloud").Name(), "csi.hetzner.cloud"},
 	}

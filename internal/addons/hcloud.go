@@ -1,6 +1,7 @@
 package addons
 
 import (
+	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 )
 
@@ -98,6 +99,12 @@ const (
 	csiLiveness    = "registry.k8s.io/sig-storage/livenessprobe:v2.18.0"
 )
 
+// CSIVolumeLabels is the HCLOUD_VOLUME_EXTRA_LABELS value of the CSI
+// controller: the cluster label ohmytalos' destroy looks for.
+func CSIVolumeLabels(cluster string) string {
+	return cloud.LabelCluster + "=" + cluster
+}
+
 // hcloudCSI renders the Hetzner CSI driver: the controller (attach, resize,
 // provision Hetzner volumes), the node plugin on every node, the CSIDriver
 // object and hcloud-volumes as the default StorageClass.
@@ -120,7 +127,13 @@ func hcloudCSI(sp *spec.Spec) Addon {
 				"securityContext":    m{"fsGroup": 1001},
 				"containers": l{
 					m{"name": "hcloud-csi-driver", "image": img, "args": strs("-controller"),
-						"env":   append(append(l{}, driverEnv...), fieldEnv("KUBE_NODE_NAME", "spec.nodeName"), secretEnv("HCLOUD_TOKEN", "hcloud", "token")),
+						"env": append(append(l{}, driverEnv...), fieldEnv("KUBE_NODE_NAME", "spec.nodeName"), secretEnv("HCLOUD_TOKEN", "hcloud", "token"),
+							// Every volume the driver creates carries the cluster label
+							// besides its own (managed-by=csi-driver, pvc-name, ...), so
+							// destroy finds the volumes claims left (csi-driver
+							// cmd/controller/main.go reads HCLOUD_VOLUME_EXTRA_LABELS,
+							// key=value,...; since v2.15.0).
+							m{"name": "HCLOUD_VOLUME_EXTRA_LABELS", "value": CSIVolumeLabels(sp.Name)}),
 						"ports": ports, "livenessProbe": health, "volumeMounts": l{sock}},
 					m{"name": "csi-attacher", "image": csiAttacher, "args": strs("--default-fstype=ext4"), "volumeMounts": l{sock}},
 					m{"name": "csi-resizer", "image": csiResizer, "volumeMounts": l{sock}},
