@@ -110,6 +110,12 @@ func TestWorkingClusterFromSandboxServe(t *testing.T) {
 	}
 
 	claimBinds(ctx, t, cs)
+	// The claim is a Hetzner volume the CSI driver made, labelled for the
+	// cluster (so destroy finds it) and attached to the pod's server.
+	vols, err := hc.Volume.AllWithOpts(ctx, hcloud.VolumeListOpts{ListOpts: hcloud.ListOpts{LabelSelector: "managed-by=csi-driver,ohmytalos.io/cluster=demo"}})
+	if err != nil || len(vols) != 1 || vols[0].Server == nil {
+		t.Errorf("CSI volumes %v (%v), want one, attached", vols, err)
+	}
 	serviceGetsAddress(ctx, t, cs)
 }
 

@@ -31,6 +31,8 @@ type cloudState struct {
 	lbTargets map[string]string
 	// retry: node name -> earliest next lookup after a failed one.
 	retry map[string]time.Time
+	// volumes: claim UID -> the Hetzner volume the CSI driver provisioned.
+	volumes map[string]int64
 }
 
 type cloudCheck struct {
@@ -226,6 +228,8 @@ type ccmWork struct {
 	networkID int64
 	// dead are nodes whose kubelet stopped: name -> server ID.
 	dead map[string]int64
+	// volumes are claims the CSI controller provisions.
+	volumes []csiWork
 }
 
 // cloudWorkLocked collects the hcloud CCM's pending work: the start-up
@@ -266,7 +270,11 @@ func (s *Server) cloudWorkLocked() []ccmWork {
 				w.lbs = s.lbWorkLocked(env)
 			}
 
-			if w.check || len(w.nodes) > 0 || len(w.routes) > 0 || len(w.dead) > 0 || len(w.lbs) > 0 {
+			if repo == csiImage && ok && chk.err == "" && podReady(p) {
+				w.volumes = s.csiWorkLocked(env)
+			}
+
+			if w.check || len(w.nodes) > 0 || len(w.routes) > 0 || len(w.dead) > 0 || len(w.lbs) > 0 || len(w.volumes) > 0 {
 				out = append(out, w)
 			}
 		}
@@ -345,6 +353,7 @@ type ccmResult struct {
 	gone    []string                  // nodes whose server no longer exists
 	checked []string                  // stopped nodes whose server was looked up
 	lbs     []lbResult
+	volumes []csiResult
 }
 
 func (s *Server) hcloudClient(token string) *hcloud.Client {
@@ -421,6 +430,10 @@ func (s *Server) runCCM(ctx context.Context, w ccmWork) ccmResult {
 
 	for _, lb := range w.lbs {
 		res.lbs = append(res.lbs, ensureLB(ctx, c, w.networkID, lb))
+	}
+
+	for _, v := range w.volumes {
+		res.volumes = append(res.volumes, provision(ctx, c, v))
 	}
 
 	return res

@@ -100,6 +100,27 @@ func TestCSIBindsClaimsAndLifecycleDeletesNodes(t *testing.T) {
 		return err == nil && c.Status.Phase == corev1.ClaimBound && c.Spec.VolumeName != "", fmt.Sprint(c.Status, err)
 	})
 
+	// The claim is a Hetzner volume, as hcloud-go sees it: named after the
+	// PV, labelled by the driver, attached to the node's server, and the
+	// PV's handle is its ID.
+	bound, err := e.cs.CoreV1().PersistentVolumeClaims("default").Get(ctx, "data", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hc := hcloud.NewClient(hcloud.WithEndpoint(endpoint), hcloud.WithToken("good"))
+	vol, _, err := hc.Volume.GetByName(ctx, bound.Spec.VolumeName)
+	if err != nil || vol == nil {
+		t.Fatalf("no Hetzner volume %s: %v", bound.Spec.VolumeName, err)
+	}
+	if vol.Labels["managed-by"] != "csi-driver" || vol.Labels["pvc-name"] != "data" || vol.Size != 10 ||
+		vol.Server == nil || vol.Server.ID != servers["w-1"].ID {
+		t.Errorf("volume %+v (labels %v), want 10 GB, managed-by csi-driver, attached to w-1", vol, vol.Labels)
+	}
+	if pv, err := e.cs.CoreV1().PersistentVolumes().Get(ctx, bound.Spec.VolumeName, metav1.GetOptions{}); err != nil ||
+		pv.Spec.CSI == nil || pv.Spec.CSI.VolumeHandle != fmt.Sprint(vol.ID) {
+		t.Errorf("PV %v: %v", pv, err)
+	}
+
 	// A WaitForFirstConsumer class binds only once a pod using the claim
 	// is scheduled, on that pod's node.
 	wffc := storagev1.VolumeBindingWaitForFirstConsumer

@@ -127,3 +127,11 @@ func TestNameProblem(t *testing.T) {
 		}
 	}
 }
+
+func TestSizeGB(t *testing.T) {
+	for q, want := range map[string]int{"10Gi": 10, "1Gi": 10, "25Gi": 25, "20G": 19, "21G": 20, "1Ti": 1024, "500Mi": 10, "bogus": 10} {
+		if got := sizeGB(q); got != want {
+			t.Errorf("sizeGB(%q) = %d, want %d", q, got, want)
+		}
+	}
+}

@@ -58,6 +58,7 @@ func (s *Server) reconcileLocked() {
 	if s.cloud.checks == nil {
 		s.cloud = cloudState{
 			checks: map[string]cloudCheck{}, routes: map[string]bool{}, retry: map[string]time.Time{}, lbTargets: map[string]string{},
+			volumes: map[string]int64{},
 		}
 	}
 
@@ -86,6 +87,8 @@ func (s *Server) applyCloudLocked(r ccmResult) {
 	if r.check != nil {
 		s.cloud.checks[checkKey(r.env)] = *r.check
 	}
+
+	s.applyCSILocked(r.volumes)
 
 	nodes := s.builtinLocked("nodes")
 
@@ -187,11 +190,11 @@ func (s *Server) initNode(n obj, srv *hcloud.Server, env cloudEnv) {
 }
 
 // reconcilePVCsLocked binds claims of a StorageClass whose provisioner is
-// csi.hetzner.cloud once the CSI controller Deployment is available; other
-// provisioners are not simulated and their claims stay Pending.
+// csi.hetzner.cloud once the CSI controller provisioned their Hetzner
+// volume (csi.go); other provisioners are not simulated and their claims
+// stay Pending.
 func (s *Server) reconcilePVCsLocked() {
 	pvcRes, pvRes := s.builtinLocked("persistentvolumeclaims"), s.builtinLocked("persistentvolumes")
-	csiReady := s.csiAvailableLocked()
 
 	for _, old := range s.sortedLocked(pvcRes.key()) {
 		if str(old, "status", "phase") == "Bound" {
@@ -219,7 +222,7 @@ func (s *Server) reconcilePVCsLocked() {
 			}
 			set(pvc, node, "metadata", "annotations", "volume.kubernetes.io/selected-node")
 		}
-		if ok && str(sc, "provisioner") == "csi.hetzner.cloud" && csiReady {
+		if volID := s.cloud.volumes[str(pvc, "metadata", "uid")]; ok && str(sc, "provisioner") == "csi.hetzner.cloud" && volID != 0 {
 			pvName := "pvc-" + str(pvc, "metadata", "uid")
 			pv := obj{
 				"metadata": obj{"name": pvName, "annotations": obj{"pv.kubernetes.io/provisioned-by": "csi.hetzner.cloud"}},
@@ -227,7 +230,7 @@ func (s *Server) reconcilePVCsLocked() {
 					"capacity":    deepCopy(mapAt(pvc, "spec", "resources", "requests")),
 					"accessModes": deepCopy(listAt(pvc, "spec", "accessModes")), "storageClassName": scName,
 					"persistentVolumeReclaimPolicy": "Delete",
-					"csi":                           obj{"driver": "csi.hetzner.cloud", "volumeHandle": strconv.FormatUint(s.rv+1, 10), "fsType": "ext4"},
+					"csi":                           obj{"driver": "csi.hetzner.cloud", "volumeHandle": strconv.FormatInt(volID, 10), "fsType": "ext4"},
 					"claimRef":                      obj{"kind": "PersistentVolumeClaim", "namespace": str(pvc, "metadata", "namespace"), "name": str(pvc, "metadata", "name"), "uid": str(pvc, "metadata", "uid")},
 				},
 			}
@@ -271,12 +274,3 @@ func (s *Server) defaultStorageClassLocked() string {
 	return ""
 }
 
-func (s *Server) csiAvailableLocked() bool {
-	for _, d := range s.sortedLocked("apps/deployments") {
-		if usesImage(mapAt(d, "spec", "template", "spec"), csiImage) && str(condition(d, "Available"), "status") == "True" {
-			return true
-		}
-	}
-
-	return false
-}
