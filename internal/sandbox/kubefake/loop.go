@@ -273,4 +273,3 @@ func (s *Server) defaultStorageClassLocked() string {
 
 	return ""
 }
-
