@@ -228,8 +228,10 @@ type ccmWork struct {
 	networkID int64
 	// dead are nodes whose kubelet stopped: name -> server ID.
 	dead map[string]int64
-	// volumes are claims the CSI controller provisions.
-	volumes []csiWork
+	// volumes are claims the CSI controller provisions; released are PVs
+	// whose claim is gone.
+	volumes  []csiWork
+	released []csiRelease
 }
 
 // cloudWorkLocked collects the hcloud CCM's pending work: the start-up
@@ -271,10 +273,10 @@ func (s *Server) cloudWorkLocked() []ccmWork {
 			}
 
 			if repo == csiImage && ok && chk.err == "" && podReady(p) {
-				w.volumes = s.csiWorkLocked(env)
+				w.volumes, w.released = s.csiWorkLocked(env), s.csiReleasesLocked()
 			}
 
-			if w.check || len(w.nodes) > 0 || len(w.routes) > 0 || len(w.dead) > 0 || len(w.lbs) > 0 || len(w.volumes) > 0 {
+			if w.check || len(w.nodes) > 0 || len(w.routes) > 0 || len(w.dead) > 0 || len(w.lbs) > 0 || len(w.volumes) > 0 || len(w.released) > 0 {
 				out = append(out, w)
 			}
 		}
@@ -434,6 +436,10 @@ func (s *Server) runCCM(ctx context.Context, w ccmWork) ccmResult {
 
 	for _, v := range w.volumes {
 		res.volumes = append(res.volumes, provision(ctx, c, v))
+	}
+
+	for _, r := range w.released {
+		res.volumes = append(res.volumes, release(ctx, c, r))
 	}
 
 	return res

@@ -30,11 +30,65 @@ type csiWork struct {
 	labels               map[string]string
 }
 
-// csiResult is a provisioned volume (id) or why not yet (err).
+// csiResult is a provisioned volume (id) or why not yet (err); with
+// released set, a released PV's volume was deleted (pv names it).
 type csiResult struct {
 	uid string
 	id  int64
 	err string
+	pv  string
+}
+
+// csiRelease is a PV whose claim is gone, with reclaim policy Delete: the
+// driver deletes its volume (DeleteVolume), then the PV goes.
+type csiRelease struct {
+	pv string
+	id int64
+}
+
+// csiReleasesLocked lists the driver's PVs whose claim no longer exists.
+func (s *Server) csiReleasesLocked() []csiRelease {
+	var out []csiRelease
+
+	for _, pv := range s.sortedLocked(s.builtinLocked("persistentvolumes").key()) {
+		if str(pv, "spec", "csi", "driver") != "csi.hetzner.cloud" || str(pv, "spec", "persistentVolumeReclaimPolicy") != "Delete" {
+			continue
+		}
+
+		if _, ok := s.getLocked(s.builtinLocked("persistentvolumeclaims"), str(pv, "spec", "claimRef", "namespace"), str(pv, "spec", "claimRef", "name")); ok {
+			continue
+		}
+
+		if id, err := strconv.ParseInt(str(pv, "spec", "csi", "volumeHandle"), 10, 64); err == nil && s.now().After(s.cloud.retry["pv/"+str(pv, "metadata", "name")]) {
+			out = append(out, csiRelease{pv: str(pv, "metadata", "name"), id: id})
+		}
+	}
+
+	return out
+}
+
+// release detaches and deletes a released PV's volume; one already gone
+// is fine.
+func release(ctx context.Context, c *hcloud.Client, r csiRelease) csiResult {
+	res := csiResult{pv: r.pv}
+
+	vol, _, err := c.Volume.GetByID(ctx, r.id)
+	if err == nil && vol != nil && vol.Server != nil {
+		if _, _, err = c.Volume.Detach(ctx, vol); err == nil {
+			res.err = "detaching" // deleted on a later pass, once detached
+			return res
+		}
+	}
+
+	if err == nil && vol != nil {
+		_, err = c.Volume.Delete(ctx, vol)
+	}
+
+	if err != nil {
+		res.err = err.Error()
+	}
+
+	return res
 }
 
 // pvcTargetLocked is the node a pending claim of a csi.hetzner.cloud
@@ -169,14 +223,19 @@ func provision(ctx context.Context, c *hcloud.Client, w csiWork) csiResult {
 	return res
 }
 
-// applyCSILocked records provisioned volumes; failures wait a moment.
+// applyCSILocked records provisioned volumes and removes the PVs whose
+// volume was deleted; failures wait a moment.
 func (s *Server) applyCSILocked(rs []csiResult) {
 	for _, r := range rs {
-		if r.err != "" {
+		switch {
+		case r.pv != "" && r.err != "":
+			s.cloud.retry["pv/"+r.pv] = s.now().Add(time.Second)
+		case r.pv != "":
+			_, _ = s.deleteLocked(s.builtinLocked("persistentvolumes"), "", r.pv, false) //nolint:errcheck // gone already is fine
+		case r.err != "":
 			s.cloud.retry["pvc/"+r.uid] = s.now().Add(time.Second)
-			continue
+		default:
+			s.cloud.volumes[r.uid] = r.id
 		}
-
-		s.cloud.volumes[r.uid] = r.id
 	}
 }

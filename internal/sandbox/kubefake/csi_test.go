@@ -121,6 +121,17 @@ func TestCSIBindsClaimsAndLifecycleDeletesNodes(t *testing.T) {
 		t.Errorf("PV %v: %v", pv, err)
 	}
 
+	// Deleting the claim releases its PV (reclaim policy Delete): the driver
+	// detaches and deletes the volume, then the PV goes.
+	if err := e.cs.CoreV1().PersistentVolumeClaims("default").Delete(ctx, "data", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, ctx, "the released volume deleted", func() (bool, string) {
+		v, _, err := hc.Volume.GetByID(ctx, vol.ID)
+		_, perr := e.cs.CoreV1().PersistentVolumes().Get(ctx, bound.Spec.VolumeName, metav1.GetOptions{})
+		return err == nil && v == nil && apierrors.IsNotFound(perr), fmt.Sprint(v, err, perr)
+	})
+
 	// A WaitForFirstConsumer class binds only once a pod using the claim
 	// is scheduled, on that pod's node.
 	wffc := storagev1.VolumeBindingWaitForFirstConsumer
