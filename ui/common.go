@@ -34,6 +34,9 @@ type common struct {
 	estimate    *pricing.Estimate
 	estimateErr error
 	findings    []netplan.Finding
+	// applied is the cost of the spec the last finished apply used (nil
+	// for a new cluster): the review shows the change against it.
+	applied *pricing.Estimate
 
 	// status is the engine's view of each step, by step name.
 	status map[engine.StepName]engine.StepStatus
@@ -83,6 +86,34 @@ func (c *common) specChanged() {
 		return
 	}
 	c.estimate, c.estimateErr = &e, nil
+	c.applied = c.appliedEstimate()
+}
+
+// appliedEstimate prices the spec the last finished apply recorded in the
+// state (already in memory: no I/O), or nil when there is none.
+func (c *common) appliedEstimate() *pricing.Estimate {
+	env := c.backend.Env
+	if env == nil || env.State == nil {
+		return nil
+	}
+	var prev string
+	if found, err := env.State.GetData(engine.DataAppliedSpec, &prev); !found || err != nil {
+		return nil
+	}
+	old, err := spec.Parse([]byte(prev))
+	if err != nil {
+		return nil
+	}
+	adapt := DefaultAdapt
+	if c.backend.Adapt != nil {
+		adapt = c.backend.Adapt
+	}
+	_, usage := adapt(old)
+	e, err := c.catalog.Estimate(usage)
+	if err != nil {
+		return nil
+	}
+	return &e
 }
 
 // findingsFor returns the findings of one spec field.

@@ -51,9 +51,22 @@ func costPanel(st Styles, c *common, width int, detail bool) string {
 		}
 	}
 	b.WriteString(st.Bold.Render(line("total "+e.Currency+"/month", e.MonthlyNet.Format(2), e.MonthlyGross.Format(2))) + "\n")
+	if a := c.applied; a != nil && a.MonthlyNet != e.MonthlyNet {
+		// The running cluster's cost, and what the change adds or saves.
+		b.WriteString(st.Subtle.Render(line("running now", a.MonthlyNet.Format(2), a.MonthlyGross.Format(2))) + "\n")
+		b.WriteString(st.Warn.Render(line("change", signed(e.MonthlyNet-a.MonthlyNet), signed(e.MonthlyGross-a.MonthlyGross))) + "\n")
+	}
 	b.WriteString(st.Subtle.Render(fmt.Sprintf("%s %s/hour net; VAT %s %%", e.HourlyNet.Format(4), e.Currency, e.VATRate)) + "\n")
 	b.WriteString(st.Subtle.Render(wrap(e.Label, width)))
 	return b.String()
+}
+
+// signed formats a cost change with its sign ("+14.49", "-14.49").
+func signed(m pricing.Money) string {
+	if m < 0 {
+		return "-" + (-m).Format(2)
+	}
+	return "+" + m.Format(2)
 }
 
 // estimateGroup returns a group's totals, if the estimate has it.
