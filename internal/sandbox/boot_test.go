@@ -1,17 +1,14 @@
 package sandbox_test
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 
-	"github.com/ohmytalos/ohmytalos/internal/sandbox"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/factoryfake"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/talosfake/fixture"
 )
@@ -21,16 +18,7 @@ import (
 // rescue system wrote a Talos image to does, and a snapshot of an empty
 // disk does not.
 func TestOnlyATalosDiskBootsTalos(t *testing.T) {
-	work := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	sb, err := sandbox.Start(ctx, sandbox.Options{WorkDir: work})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close()
-	c := hcloud.NewClient(hcloud.WithEndpoint(sb.HCloudURL), hcloud.WithToken(sb.Token),
-		hcloud.WithPollOpts(hcloud.PollOpts{BackoffFunc: hcloud.ConstantBackoff(5 * time.Millisecond)}))
+	ctx, work, sb, c := startSandbox(t)
 	cfg, err := fixture.New("boot", fixture.Options{})
 	if err != nil {
 		t.Fatal(err)
