@@ -131,6 +131,11 @@ func requestError(e *openapi3filter.RequestError, op, side string, out []Violati
 	if errors.As(e.Err, &se) {
 		return append(out, schemaViolation(se, op, side, prefix))
 	}
+	var pe *openapi3filter.ParseError
+	if errors.As(e.Err, &pe) {
+		// A parameter that does not parse as its schema's type.
+		return append(out, Violation{Operation: op, Side: side, Pointer: prefix, Kind: KindType, Detail: e.Error()})
+	}
 	var sre *openapi3filter.SecurityRequirementsError
 	if errors.As(e.Err, &sre) {
 		return append(out, Violation{Operation: op, Side: side, Kind: KindSecurity, Detail: e.Error()})
