@@ -23,12 +23,7 @@ import (
 // are not nullable); every exchange is checked against the description
 // when it is there.
 func TestLoadBalancerTargetsCarryOnlyTheirKindsFields(t *testing.T) {
-	f := hcloudfake.New(hcloudfake.Options{Token: token})
-	rec := openapicheck.NewRecorder(f)
-	srv := httptest.NewServer(rec)
-	t.Cleanup(srv.Close)
-	e := &env{fake: f, url: srv.URL, client: hcloud.NewClient(hcloud.WithEndpoint(srv.URL), hcloud.WithToken(token),
-		hcloud.WithPollOpts(hcloud.PollOpts{BackoffFunc: hcloud.ConstantBackoff(2 * time.Millisecond)}))}
+	e, rec := newRecordedEnv(t)
 	c := e.client
 	s := e.newServer(t, hcloud.ServerCreateOpts{Name: "w", Labels: map[string]string{"pool": "worker"}})
 	res, _, err := c.LoadBalancer.Create(ctx(t), hcloud.LoadBalancerCreateOpts{Name: "lb",
@@ -59,7 +54,7 @@ func TestLoadBalancerTargetsCarryOnlyTheirKindsFields(t *testing.T) {
 	if _, _, err := c.LoadBalancer.GetByID(ctx(t), lb.ID); err != nil {
 		t.Fatal(err)
 	}
-	targets := rawTargets(t, srv.URL, lb.ID)
+	targets := rawTargets(t, e.url, lb.ID)
 	want := map[string][]string{
 		"server":         {"health_status", "server", "type", "use_private_ip"},
 		"label_selector": {"label_selector", "targets", "type", "use_private_ip"},
@@ -84,6 +79,17 @@ func TestLoadBalancerTargetsCarryOnlyTheirKindsFields(t *testing.T) {
 		t.Errorf("targets = %v", targets)
 	}
 	checkAgainstDescription(t, rec)
+}
+
+// newRecordedEnv is newPlainEnv with every exchange recorded.
+func newRecordedEnv(t *testing.T) (*env, *openapicheck.Recorder) {
+	t.Helper()
+	f := hcloudfake.New(hcloudfake.Options{Token: token})
+	rec := openapicheck.NewRecorder(f)
+	srv := httptest.NewServer(rec)
+	t.Cleanup(srv.Close)
+	return &env{fake: f, url: srv.URL, client: hcloud.NewClient(hcloud.WithEndpoint(srv.URL), hcloud.WithToken(token),
+		hcloud.WithPollOpts(hcloud.PollOpts{BackoffFunc: hcloud.ConstantBackoff(2 * time.Millisecond)}))}, rec
 }
 
 // rawTargets reads a load balancer's targets as JSON objects.
@@ -136,12 +142,16 @@ func checkAgainstDescription(t *testing.T, rec *openapicheck.Recorder) {
 		t.Fatal(err)
 	}
 	var vs []openapicheck.Violation
+	ops := map[string]bool{}
 	for _, ex := range rec.Exchanges() {
+		ops[checker.Operation(ex.Method, ex.Path)] = true
 		vs = append(vs, checker.Check(ex)...)
 	}
 	for _, v := range openapicheck.Dedupe(vs) {
 		t.Errorf("violates the API description: %s", v)
 	}
+	delete(ops, "")
+	t.Logf("%d exchanges checked, %d distinct operations, %d violations", len(rec.Exchanges()), len(ops), len(vs))
 }
 
 // Deleting a load balancer answers 201 with its action, as Hetzner does
