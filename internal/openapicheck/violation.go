@@ -44,6 +44,7 @@ func (v Violation) Key() string {
 	return v.Operation + " " + v.Side + " " + v.Pointer + " " + v.Kind
 }
 
+// String writes the violation on one line: operation, side, pointer, kind, detail.
 func (v Violation) String() string {
 	return fmt.Sprintf("%s: %s %s: %s: %s", v.Operation, v.Side, orRoot(v.Pointer), v.Kind, v.Detail)
 }
