@@ -39,6 +39,9 @@ type Options struct {
 	Latency        time.Duration            // added to every Hetzner API request
 	WorkDir        string                   // fake disks (default: a temp dir removed on Close)
 	Log            *slog.Logger
+	// WrapHCloud wraps the Hetzner fake's HTTP handler (paths relative to
+	// /v1), e.g. for a test to record every exchange; nil serves it as is.
+	WrapHCloud func(http.Handler) http.Handler
 }
 
 // DefaultRescueSSHPort is where rescue systems listen in the sandbox.
@@ -118,7 +121,11 @@ func Start(ctx context.Context, o Options) (*Sandbox, error) {
 	s.BWItemID, s.BWServeURL = bwfake.NewID(), base+"/bw"
 	s.BW = bwfake.New(bwfake.Options{Items: []bwfake.Item{{ID: s.BWItemID, Name: BWItemName, Password: o.Token}}})
 	mux := http.NewServeMux()
-	mux.Handle("/v1/", http.StripPrefix("/v1", s.HCloud))
+	var hc http.Handler = s.HCloud
+	if o.WrapHCloud != nil {
+		hc = o.WrapHCloud(hc)
+	}
+	mux.Handle("/v1/", http.StripPrefix("/v1", hc))
 	mux.Handle("/factory/", http.StripPrefix("/factory", s.Factory))
 	mux.Handle("/bw/", http.StripPrefix("/bw", s.BW))
 	mux.HandleFunc("GET /ip", echoIP)

@@ -1,6 +1,7 @@
 package hcloudfake
 
 import (
+	"cmp"
 	"maps"
 	"net/http"
 	"net/url"
@@ -34,6 +35,9 @@ type collection[S any, R any] struct {
 	// remove checks and cleans up before DELETE /{plural}/{id} removes the
 	// item, and returns the deletion's action (nil: 204 No Content).
 	remove func(rq *request, id int64, s S) (*action, error)
+	// removeStatus is the status of a delete that returns an action
+	// (0: 200, as DELETE /servers/{id} answers).
+	removeStatus int
 }
 
 // serve answers /{plural}, /{plural}/{id} and /{plural}/{id}/actions/{command}.
@@ -88,7 +92,7 @@ func (c *collection[S, R]) serve(f *Fake, rq *request) (int, any, error) {
 		}
 		delete(c.items, id)
 		if a != nil {
-			return http.StatusOK, f.actionBody(a, rq.now), nil
+			return cmp.Or(c.removeStatus, http.StatusOK), f.actionBody(a, rq.now), nil
 		}
 		return http.StatusNoContent, nil, nil
 	}

@@ -185,13 +185,17 @@ func (f *Fake) createLB(rq *request) (int, any, error) {
 }
 
 // lbKind is the collection behind /load_balancers.
-func (f *Fake) lbKind() *collection[*schema.LoadBalancer, schema.LoadBalancer] {
-	c := &collection[*schema.LoadBalancer, schema.LoadBalancer]{plural: "load_balancers", single: "load_balancer",
+func (f *Fake) lbKind() *collection[*schema.LoadBalancer, lbJSON] {
+	c := &collection[*schema.LoadBalancer, lbJSON]{plural: "load_balancers", single: "load_balancer",
 		noun: "load balancer", items: f.lbs, render: f.renderLB, create: f.createLB, action: f.lbAction,
 		fields: func(x *schema.LoadBalancer) (int64, *string, *map[string]string) { return x.ID, &x.Name, &x.Labels },
+		// Since 2026-10-05 a delete answers 201 with an action, no longer
+		// 204 (docs.hetzner.cloud/changelog#2026-10-05-delete-load-balancer-returns-action,
+		// hcloud-go v2.52 LoadBalancerClient.DeleteWithResult).
 		remove: func(rq *request, id int64, _ *schema.LoadBalancer) (*action, error) {
 			return f.newAction("delete_load_balancer", rq.now, ref("load_balancer", id)), nil
 		},
+		removeStatus: http.StatusCreated,
 	}
 	c.update = patchBy(c, func(r *schema.LoadBalancerUpdateRequest) (*string, *map[string]string) { return r.Name, r.Labels })
 	return c

@@ -188,8 +188,9 @@ func (f *Fake) selectorTargets(lb *schema.LoadBalancer, t schema.LoadBalancerTar
 	return out
 }
 
-// renderLB resolves label selector targets and health statuses.
-func (f *Fake) renderLB(lb *schema.LoadBalancer) schema.LoadBalancer {
+// renderLB resolves label selector targets and health statuses, in the
+// API's JSON form.
+func (f *Fake) renderLB(lb *schema.LoadBalancer) lbJSON {
 	out := *lb
 	out.Labels = maps.Clone(lb.Labels)
 	out.PrivateNet = slices.Clone(lb.PrivateNet)
@@ -209,7 +210,7 @@ func (f *Fake) renderLB(lb *schema.LoadBalancer) schema.LoadBalancer {
 		}
 		out.Targets = append(out.Targets, t)
 	}
-	return out
+	return lbWire(out)
 }
 
 // targetKey names a target of a load balancer for targetAdded.

@@ -197,7 +197,11 @@ func provision(ctx context.Context, c *hcloud.Client, w csiWork) csiResult {
 	if err == nil && vol == nil {
 		var r hcloud.VolumeCreateResult
 
-		r, _, err = c.Volume.Create(ctx, hcloud.VolumeCreateOpts{Name: name, Size: w.sizeGB, Location: srv.Location, Labels: w.labels})
+		// By the location's name, as the driver does
+		// (hetznercloud/csi-driver internal/api/volume.go, Create): the API
+		// description types create_volume_request.location as a string.
+		r, _, err = c.Volume.Create(ctx, hcloud.VolumeCreateOpts{Name: name, Size: w.sizeGB,
+			Location: &hcloud.Location{Name: srv.Location.Name}, Labels: w.labels})
 		vol = r.Volume
 	}
 
