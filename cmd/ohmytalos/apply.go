@@ -65,8 +65,11 @@ func printPlan(cmd *cobra.Command, g *globals, s *spec.Spec, rt *runtime, asJSON
 		fmt.Fprintln(out, "\nnetwork findings:")
 		writeFindings(out, fs)
 	}
+	pre, preNote := preflight(cmd.Context(), rt)
+	writePreflight(out, pre, preNote)
 	if cat, why := catalog(cmd.Context(), rt.deps, s); cat != nil {
-		if ps := steps.CheckServerTypes(s, cat); len(ps) > 0 {
+		if ps := steps.CheckServerTypes(s, cat); len(ps) > 0 && preNote != "" {
+			// Only when pre-flight could not check them live.
 			fmt.Fprintln(out, "\n"+ps.Error())
 		}
 		if est, cerr := cat.Estimate(s.Usage()); cerr == nil {
@@ -90,6 +93,10 @@ func printPlanJSON(cmd *cobra.Command, g *globals, s *spec.Spec, rt *runtime, pl
 	}
 	if err != nil {
 		doc.Error = rt.redact(err.Error())
+	}
+	doc.Preflight, doc.PreflightNote = preflight(cmd.Context(), rt)
+	if doc.Preflight == nil {
+		doc.Preflight = steps.Findings{}
 	}
 	cat, why := catalog(cmd.Context(), rt.deps, s)
 	doc.CostNote = why
@@ -149,11 +156,24 @@ func runApply(cmd *cobra.Command, s *spec.Spec, rt *runtime, opts engine.Options
 		}
 		return fmt.Errorf("not applied: review the change (and \"ohmytalos plan\"), then run \"ohmytalos apply --yes\" to apply it")
 	}
-	// Server types are checked against live prices (or the offline
-	// list) before anything is created.
-	if cat, _ := catalog(cmd.Context(), rt.deps, s); cat != nil {
-		if ps := steps.CheckServerTypes(s, cat); len(ps) > 0 {
-			return ps
+	// Pre-flight, before anything is created: its errors stop apply.
+	// Without the API, server types are checked against the offline list.
+	pre, preNote := preflight(cmd.Context(), rt)
+	if errs := pre.Errors(); len(errs) > 0 {
+		return errs
+	}
+	if preNote != "" {
+		if cat, _ := catalog(cmd.Context(), rt.deps, s); cat != nil {
+			if ps := steps.CheckServerTypes(s, cat); len(ps) > 0 {
+				return ps
+			}
+		}
+	}
+	if !asJSON {
+		for _, f := range pre {
+			if f.Severity == steps.SeverityWarning {
+				fmt.Fprintln(out, "pre-flight "+f.String())
+			}
 		}
 	}
 	sink := engine.PlainRenderer(out)
