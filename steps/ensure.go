@@ -128,6 +128,36 @@ func reconcile[T any](ctx context.Context, emit engine.Emit, res string, got T, 
 	return got, nil
 }
 
+// prefetched answers a kind's lookups from all, one list of the cluster's
+// resources of that kind, so that plan asks Hetzner once per kind whatever
+// the number of pools. A stored ID missing from all (its labels were
+// changed by hand) is still asked for, as apply would.
+func prefetched[T any](ops resourceOps[T], all []T, labels func(T) map[string]string) resourceOps[T] {
+	get := ops.get
+	ops.get = func(ctx context.Context, id int64) (T, error) {
+		for _, x := range all {
+			if ops.id(x) == id {
+				return x, nil
+			}
+		}
+		return get(ctx, id)
+	}
+	ops.list = func(_ context.Context, selector string) ([]T, error) {
+		sel, err := cloud.ParseSelector(selector)
+		if err != nil {
+			return nil, err
+		}
+		var out []T
+		for _, x := range all {
+			if sel.Matches(labels(x)) {
+				out = append(out, x)
+			}
+		}
+		return out, nil
+	}
+	return ops
+}
+
 // planItem says what apply would do to one resource: create it when it
 // cannot be found, update it (with the old and new values) when it
 // differs from the spec, replace it when Hetzner cannot change it in

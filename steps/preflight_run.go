@@ -92,7 +92,7 @@ func (fs Findings) Error() string {
 // all (no token): callers fall back to the offline checks.
 func Preflight(ctx context.Context, d *Deps, env *engine.Env) (Findings, error) {
 	sp := env.Spec
-	c, err := d.HCloud(ctx, sp)
+	c, err := d.PlanHCloud(ctx, sp)
 	if err != nil {
 		return nil, err
 	}

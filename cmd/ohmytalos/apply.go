@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
+	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/steps"
@@ -158,9 +160,16 @@ func runApply(cmd *cobra.Command, s *spec.Spec, rt *runtime, opts engine.Options
 	}
 	// Pre-flight, before anything is created: its errors stop apply.
 	// Without the API, server types are checked against the offline list.
-	pre, preNote := preflight(cmd.Context(), rt)
+	pre, preErr := steps.Preflight(cmd.Context(), rt.deps, rt.env)
 	if errs := pre.Errors(); len(errs) > 0 {
 		return errs
+	}
+	if rl := (*cloud.RateLimitedError)(nil); errors.As(preErr, &rl) {
+		return fmt.Errorf("pre-flight: %w", preErr)
+	}
+	preNote := ""
+	if preErr != nil {
+		preNote = preErr.Error()
 	}
 	if preNote != "" {
 		if cat, _ := catalog(cmd.Context(), rt.deps, s); cat != nil {

@@ -3,10 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ohmytalos/ohmytalos/internal/factory"
 	"github.com/ohmytalos/ohmytalos/internal/myip"
@@ -75,5 +77,28 @@ func TestApplyStopsAtPreflight(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("plan --json preflight = %+v", doc.Preflight)
+	}
+}
+
+// TestPlanStopsOnASpentBudget: with every request answered 429, plan
+// (its steps, pre-flight and prices) ends at once with the reason, and
+// apply refuses before it creates anything.
+func TestPlanStopsOnASpentBudget(t *testing.T) {
+	sb, cfg := externalSandbox(t, "")
+	sb.HCloud.InjectStatus("", "/", http.StatusTooManyRequests, 1000)
+	start := time.Now()
+	out, err := run(t, "plan", "--config", cfg)
+	if err == nil || !strings.Contains(err.Error(), "rate_limit_exceeded") {
+		t.Fatalf("plan: %v\n%s", err, out)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("plan took %s on a spent budget", took)
+	}
+	_, err = run(t, "apply", "--config", cfg, "--plain")
+	if err == nil || !strings.Contains(err.Error(), "rate_limit_exceeded") {
+		t.Fatalf("apply: %v", err)
+	}
+	if n := sb.HCloud.Counts()["servers"]; n != 0 {
+		t.Errorf("%d servers created", n)
 	}
 }
