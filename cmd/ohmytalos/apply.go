@@ -77,6 +77,9 @@ func printPlan(cmd *cobra.Command, g *globals, s *spec.Spec, rt *runtime, asJSON
 		if est, cerr := cat.Estimate(s.Usage()); cerr == nil {
 			fmt.Fprintf(out, "\ncost: %s EUR/month net, %s gross (%s EUR/hour net); details: ohmytalos cost\n   %s\n",
 				est.MonthlyNet.Format(2), est.MonthlyGross.Format(2), est.HourlyNet.Format(4), est.Label)
+			if est.Warning != "" {
+				fmt.Fprintln(out, "   warning: "+est.Warning)
+			}
 			if why != "" {
 				fmt.Fprintln(out, "   note: "+why)
 			}
