@@ -133,3 +133,20 @@ func TestPreflightBudget(t *testing.T) {
 	w.sb = sb
 	want(t, w.preflight(t), SeverityError, CheckBudget, "secrets.hcloudToken", "apply needs about", "of the project's 200 are left", "wait about")
 }
+
+// TestCreateOverALimitSaysWhatToDo: a limit the spec did not state (the
+// API cannot tell it) surfaces at create as resource_limit_exceeded, with
+// the fix, and apply stops there.
+func TestCreateOverALimitSaysWhatToDo(t *testing.T) {
+	w := newWorld(t, "../examples/seed.yaml")
+	w.sb.HCloud.SetLimit("placement_groups", 1)
+	_, err := w.apply(t, context.Background(), nil)
+	if err == nil || !strings.Contains(err.Error(), "resource_limit_exceeded") || !strings.Contains(err.Error(), "limits.placementGroups") {
+		t.Fatalf("apply: %v", err)
+	}
+	for _, sv := range w.sb.HCloud.Servers() {
+		if strings.HasPrefix(sv.Name, w.spec.Name+"-") {
+			t.Errorf("node %s created past the failed pools step", sv.Name)
+		}
+	}
+}
