@@ -49,7 +49,7 @@ func (d *Deps) budgetFindings(cen census, builds int) []Finding {
 		f.Severity = SeverityWarning
 		f.Fix = "other tools on this project (cloud controller, CSI driver, other clusters) spend the same budget; apply may slow down when it runs out"
 	default:
-		return nil
+		f.Severity = SeverityNote
 	}
 	return []Finding{f}
 }
