@@ -78,3 +78,19 @@ func TestBoundQuoted(t *testing.T) {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }
+
+func TestLimitsParse(t *testing.T) {
+	s, err := Parse([]byte("name: demo\nlimits: {servers: 20, primaryIPs: 40, volumes: 10, placementGroups: 5}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Limits == nil || *s.Limits != (Limits{Servers: 20, PrimaryIPs: 40, Volumes: 10, PlacementGroups: 5}) {
+		t.Errorf("limits = %+v", s.Limits)
+	}
+	if _, err := Parse([]byte("name: demo\nlimits: {server: 20}\n")); err == nil || !strings.Contains(err.Error(), "limits.server") {
+		t.Errorf("unknown key: %v", err)
+	}
+	if _, err := Parse([]byte("name: demo\nlimits: {servers: 3}\n")); err == nil || !strings.Contains(err.Error(), "limits.servers") {
+		t.Errorf("5 servers over a limit of 3: %v", err)
+	}
+}
