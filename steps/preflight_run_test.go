@@ -150,3 +150,25 @@ func TestCreateOverALimitSaysWhatToDo(t *testing.T) {
 		}
 	}
 }
+
+// TestPreflightPlacementGroupsPerProject: Hetzner's 50 spread groups per
+// project count the groups other tools made.
+func TestPreflightPlacementGroupsPerProject(t *testing.T) {
+	w := newWorld(t, "../examples/seed.yaml")
+	c := w.client()
+	for i := range 49 {
+		if _, _, err := c.PlacementGroup.Create(context.Background(), hcloud.PlacementGroupCreateOpts{
+			Name: fmt.Sprintf("other-%d", i), Type: hcloud.PlacementGroupTypeSpread}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want(t, w.preflight(t), SeverityError, CheckLimits, "limits.placementGroups", "creates 2 placement groups", "the 49 the project holds", "Hetzner's limit of placement groups per project of 50")
+}
+
+// TestPreflightAddressUndetected: when this machine's address cannot be
+// detected, the firewall would admit no one: an error naming the fix.
+func TestPreflightAddressUndetected(t *testing.T) {
+	w := newWorld(t, "../examples/seed.yaml")
+	w.spec.Firewall.IPEchoURL = "http://127.0.0.1:1/"
+	want(t, w.preflight(t), SeverityError, CheckReach, "firewall.allow", "could not be detected", "firewall.allow")
+}
