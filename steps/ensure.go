@@ -78,7 +78,7 @@ func ensure[T any](ctx context.Context, env *engine.Env, emit engine.Emit, step 
 			// made the resource: adopt it by its labels.
 			adopted, ok := adoptAfterConflict(ctx, err, ops, selector)
 			if !ok {
-				return zero, false, err
+				return zero, false, limitHint(ops.kind, err)
 			}
 			got = adopted
 		}
@@ -126,6 +126,53 @@ func reconcile[T any](ctx context.Context, emit engine.Emit, res string, got T, 
 		emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionReuse, Resource: res, ID: ops.id(got)})
 	}
 	return got, nil
+}
+
+// limitFields name the spec's limit of each kind a create can exceed.
+var limitFields = map[string]string{"server": "limits.servers", "volume": "limits.volumes", "placement-group": "limits.placementGroups"}
+
+// limitHint adds to a create refused with 403 resource_limit_exceeded what
+// to do: the project reached one of its limits, which Hetzner's API does not
+// tell beforehand (a server's create also counts its primary IPs).
+func limitHint(kind string, err error) error {
+	if !hcloud.IsError(err, hcloud.ErrorCodeResourceLimitExceeded) {
+		return err
+	}
+	field := limitFields[kind]
+	if field == "" {
+		field = "limits"
+	}
+	return fmt.Errorf("%w: the Hetzner project reached one of its limits; see them in the Cloud Console (Limits), delete what is unused or ask Hetzner to raise the limit, and write it in the spec as %s (and limits.primaryIPs) so that pre-flight catches it before apply", err, field)
+}
+
+// prefetched answers a kind's lookups from all, one list of the cluster's
+// resources of that kind, so that plan asks Hetzner once per kind whatever
+// the number of pools. A stored ID missing from all (its labels were
+// changed by hand) is still asked for, as apply would.
+func prefetched[T any](ops resourceOps[T], all []T, labels func(T) map[string]string) resourceOps[T] {
+	get := ops.get
+	ops.get = func(ctx context.Context, id int64) (T, error) {
+		for _, x := range all {
+			if ops.id(x) == id {
+				return x, nil
+			}
+		}
+		return get(ctx, id)
+	}
+	ops.list = func(_ context.Context, selector string) ([]T, error) {
+		sel, err := cloud.ParseSelector(selector)
+		if err != nil {
+			return nil, err
+		}
+		var out []T
+		for _, x := range all {
+			if sel.Matches(labels(x)) {
+				out = append(out, x)
+			}
+		}
+		return out, nil
+	}
+	return ops
 }
 
 // planItem says what apply would do to one resource: create it when it

@@ -12,7 +12,7 @@ import (
 // When the token cannot be looked up it returns nil and notes in p that
 // the plan comes from the state alone.
 func (d *Deps) planClient(ctx context.Context, env *engine.Env, p *engine.Plan) *hcloud.Client {
-	c, err := d.HCloud(ctx, env.Spec)
+	c, err := d.PlanHCloud(ctx, env.Spec)
 	if err != nil {
 		p.Notes = append(p.Notes, "not compared with Hetzner ("+err.Error()+"): resources listed as reuse may still be updated by apply")
 		return nil

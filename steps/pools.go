@@ -76,10 +76,15 @@ func (s *Pools) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error) 
 	p := engine.Plan{}
 	c := s.d.planClient(ctx, env, &p)
 	var netw *hcloud.Network
+	var groups []*hcloud.PlacementGroup
 	if c != nil {
 		var err error
 		if netw, err = findNetwork(ctx, c, env.State, sp.Name); err != nil {
 			return p, err
+		}
+		// One list for every group, however many pools (issue 21 item 7).
+		if groups, err = c.PlacementGroup.AllWithOpts(ctx, hcloud.PlacementGroupListOpts{ListOpts: hcloud.ListOpts{LabelSelector: cloud.ClusterSelector(sp.Name)}}); err != nil {
+			return p, fmt.Errorf("list placement groups: %w", err)
 		}
 	}
 	add := func(item engine.PlanItem, key string, plan func() (engine.PlanItem, error)) error {
@@ -96,7 +101,8 @@ func (s *Pools) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error) 
 	for _, g := range placementGroups(sp) {
 		item := engine.PlanItem{Kind: "placement-group", Name: g.name, Detail: "spread"}
 		if err := add(item, g.key, func() (engine.PlanItem, error) {
-			return planItem(ctx, env.State, g.key, cloud.Selector(g.labels), placementGroupOps(c, g), item)
+			ops := prefetched(placementGroupOps(c, g), groups, func(pg *hcloud.PlacementGroup) map[string]string { return pg.Labels })
+			return planItem(ctx, env.State, g.key, cloud.Selector(g.labels), ops, item)
 		}); err != nil {
 			return p, err
 		}

@@ -61,6 +61,7 @@ type clients struct {
 	mu       sync.Mutex
 	values   map[string]secrets.Value
 	hcloud   map[string]*hcloud.Client
+	plan     map[string]*hcloud.Client // plan's: no retry on 429
 	// retired are values dropped by forget, still redacted: messages
 	// carrying them may be on their way out.
 	retired  []secrets.Value
@@ -125,6 +126,7 @@ func (d *Deps) forget(ref spec.SecretRef) {
 	d.clients.mu.Lock()
 	defer d.clients.mu.Unlock()
 	delete(d.clients.hcloud, key)
+	delete(d.clients.plan, key)
 	if v, ok := d.clients.values[key]; ok {
 		delete(d.clients.values, key)
 		d.clients.retired = append(d.clients.retired, v)
@@ -134,11 +136,27 @@ func (d *Deps) forget(ref spec.SecretRef) {
 // HCloud returns the Hetzner client for the spec's token reference,
 // looking the token up on first use of that reference.
 func (d *Deps) HCloud(ctx context.Context, s *spec.Spec) (*hcloud.Client, error) {
+	return d.hcloudClient(ctx, s, false)
+}
+
+// PlanHCloud is HCloud for read-only runs (plan, pre-flight, prices): the
+// first 429 fails with a message (cloud.RateLimitedError) instead of being
+// retried until the budget refills, so that they never hang on a spent
+// budget.
+func (d *Deps) PlanHCloud(ctx context.Context, s *spec.Spec) (*hcloud.Client, error) {
+	return d.hcloudClient(ctx, s, true)
+}
+
+func (d *Deps) hcloudClient(ctx context.Context, s *spec.Spec, plan bool) (*hcloud.Client, error) {
 	d.clients.lookupMu.Lock()
 	defer d.clients.lookupMu.Unlock()
 	key := toRef(s.Secrets.HCloudToken).String()
+	cache := &d.clients.hcloud
+	if plan {
+		cache = &d.clients.plan
+	}
 	d.clients.mu.Lock()
-	c := d.clients.hcloud[key]
+	c := (*cache)[key]
 	d.clients.mu.Unlock()
 	if c != nil {
 		return c, nil
@@ -148,13 +166,13 @@ func (d *Deps) HCloud(ctx context.Context, s *spec.Spec) (*hcloud.Client, error)
 		return nil, err
 	}
 	c = cloud.NewClient(strings.TrimSpace(tok.Reveal()), cloud.Options{
-		Endpoint: d.HCloudEndpoint, Version: d.Version, PollInterval: d.PollInterval, Meter: d.Meter,
+		Endpoint: d.HCloudEndpoint, Version: d.Version, PollInterval: d.PollInterval, Meter: d.Meter, StopOnRateLimit: plan,
 	})
 	d.clients.mu.Lock()
-	if d.clients.hcloud == nil {
-		d.clients.hcloud = map[string]*hcloud.Client{}
+	if *cache == nil {
+		*cache = map[string]*hcloud.Client{}
 	}
-	d.clients.hcloud[key] = c
+	(*cache)[key] = c
 	d.clients.mu.Unlock()
 	return c, nil
 }

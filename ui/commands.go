@@ -104,6 +104,21 @@ func planCmd(ctx context.Context, b Backend, s *spec.Spec) tea.Cmd {
 	}
 }
 
+// preflightCmd runs the pre-flight checks against a snapshot of the spec;
+// nil when the backend has none.
+func preflightCmd(ctx context.Context, b Backend, s *spec.Spec) tea.Cmd {
+	if b.Preflight == nil {
+		return nil
+	}
+	hash := s.Hash()
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+		defer cancel()
+		fs, err := b.Preflight(ctx, s)
+		return PreflightMsg{Hash: hash, Findings: fs, Err: err}
+	}
+}
+
 // saveCmd writes the spec file.
 func saveCmd(s *spec.Spec, path string) tea.Cmd {
 	return func() tea.Msg {

@@ -8,6 +8,7 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/factory"
 	"github.com/ohmytalos/ohmytalos/internal/pricing"
+	"github.com/ohmytalos/ohmytalos/steps"
 )
 
 // CatalogMsg carries the price catalog loaded by Backend.Catalog.
@@ -39,6 +40,14 @@ type StatusMsg struct {
 type PlanMsg struct {
 	Plans []engine.Plan
 	Err   error
+}
+
+// PreflightMsg carries the pre-flight findings of the spec whose hash is
+// Hash, for the review screen.
+type PreflightMsg struct {
+	Hash     string
+	Findings steps.Findings
+	Err      error
 }
 
 // SavedMsg reports that the spec file was written (or why not).

@@ -98,7 +98,7 @@ func TestTypePicker(t *testing.T) {
 	h.open(scrPools)
 	h.Key("down", "t")
 	view := h.m.View()
-	mustContain(t, view, "server type in nbg1", "cpx42", "19.49")
+	mustContain(t, view, "server type in nbg1", "cpx42", "25.49")
 	pk := h.m.screens[scrPools].(*poolsScreen).picker
 	pick := func(name string) {
 		for i, st := range pk.types {

@@ -25,6 +25,8 @@ type reviewScreen struct {
 	confirm  confirmBox
 	saveErr  string
 	planHash string
+	// preflight holds the pre-flight findings of the spec planned.
+	preflight preflightPanel
 	// pendingHash is the hash of the spec being written.
 	pendingHash string
 }
@@ -44,7 +46,11 @@ func (s *reviewScreen) enter() tea.Cmd {
 	}
 	if h := s.c.spec.Hash(); h != s.planHash {
 		s.planHash, s.planning, s.plans, s.planErr, s.scroll = h, true, nil, "", 0
-		return planCmd(s.c.ctx, s.c.backend, cloneSpec(s.c.spec))
+		pre := preflightCmd(s.c.ctx, s.c.backend, cloneSpec(s.c.spec))
+		if pre != nil {
+			s.preflight.start(h)
+		}
+		return tea.Batch(planCmd(s.c.ctx, s.c.backend, cloneSpec(s.c.spec)), pre)
 	}
 	return nil
 }
@@ -72,6 +78,8 @@ func (s *reviewScreen) update(msg tea.Msg) tea.Cmd {
 		if msg.Err != nil {
 			s.planErr = msg.Err.Error()
 		}
+	case PreflightMsg:
+		s.preflight.receive(msg)
 	case SavedMsg:
 		if msg.Err != nil {
 			s.saveErr = msg.Err.Error()
@@ -106,6 +114,14 @@ func (s *reviewScreen) key(k tea.KeyMsg) tea.Cmd {
 			s.saveErr = fmt.Sprintf("the spec has %d problem(s): fix them on the earlier screens first", len(s.problems))
 			return nil
 		}
+		if s.preflight.running {
+			s.saveErr = "pre-flight is still checking with Hetzner: wait for its findings"
+			return nil
+		}
+		if n := s.preflight.errors(); n > 0 {
+			s.saveErr = fmt.Sprintf("pre-flight found %d error(s) that would stop apply: fix them first (each says how)", n)
+			return nil
+		}
 		s.confirm.ask(fmt.Sprintf("Write the spec to %s? It holds references to secrets, never their values.", s.c.backend.SpecPath))
 	}
 	return nil
@@ -121,6 +137,7 @@ func (s *reviewScreen) view() string {
 			top.WriteString(st.Bad.Render(wrap("✗ "+p.String(), c.width)) + "\n")
 		}
 	}
+	top.WriteString(s.preflight.view(c))
 	if s.confirm.open {
 		top.WriteString(s.confirm.view(st, c.width) + "\n")
 	}

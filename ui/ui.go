@@ -23,6 +23,7 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/netplan"
 	"github.com/ohmytalos/ohmytalos/internal/pricing"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/steps"
 	"github.com/ohmytalos/ohmytalos/ui/theme"
 )
 
@@ -62,6 +63,10 @@ type Backend struct {
 	// tea.Cmd when the network screen opens with an empty firewall.allow.
 	// nil leaves firewall.allow empty (detected at plan time).
 	OperatorAddress func(ctx context.Context, s *spec.Spec) (sources []string, from string, err error)
+	// Preflight checks the spec against the live API before anything is
+	// created (steps.Preflight); it is called in a tea.Cmd when the review
+	// screen opens on a changed spec. nil skips the pre-flight.
+	Preflight func(ctx context.Context, s *spec.Spec) (steps.Findings, error)
 	// Redact scrubs secret values from engine events and errors; optional.
 	Redact func(string) string
 	// Doctor builds the doctor screen for the done screen's "d" key with

@@ -375,7 +375,7 @@ func TestRealModeHasNoSandboxLabels(t *testing.T) {
 	h := newHarnessFor(t, g, b, Options{Width: 120, Height: 40})
 	h.Settle()
 	view := h.m.View()
-	mustContain(t, view, "48.04 EUR/month net")
+	mustContain(t, view, "61.96 EUR/month net")
 	for _, bad := range []string{"SANDBOX", "fake", "if real"} {
 		if strings.Contains(view, bad) {
 			t.Errorf("real mode shows %q:\n%s", bad, view)

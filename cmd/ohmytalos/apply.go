@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
+	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/steps"
@@ -65,13 +67,19 @@ func printPlan(cmd *cobra.Command, g *globals, s *spec.Spec, rt *runtime, asJSON
 		fmt.Fprintln(out, "\nnetwork findings:")
 		writeFindings(out, fs)
 	}
+	pre, preNote := preflight(cmd.Context(), rt)
+	writePreflight(out, pre, preNote)
 	if cat, why := catalog(cmd.Context(), rt.deps, s); cat != nil {
-		if ps := steps.CheckServerTypes(s, cat); len(ps) > 0 {
+		if ps := steps.CheckServerTypes(s, cat); len(ps) > 0 && preNote != "" {
+			// Only when pre-flight could not check them live.
 			fmt.Fprintln(out, "\n"+ps.Error())
 		}
 		if est, cerr := cat.Estimate(s.Usage()); cerr == nil {
 			fmt.Fprintf(out, "\ncost: %s EUR/month net, %s gross (%s EUR/hour net); details: ohmytalos cost\n   %s\n",
 				est.MonthlyNet.Format(2), est.MonthlyGross.Format(2), est.HourlyNet.Format(4), est.Label)
+			if est.Warning != "" {
+				fmt.Fprintln(out, "   warning: "+est.Warning)
+			}
 			if why != "" {
 				fmt.Fprintln(out, "   note: "+why)
 			}
@@ -90,6 +98,10 @@ func printPlanJSON(cmd *cobra.Command, g *globals, s *spec.Spec, rt *runtime, pl
 	}
 	if err != nil {
 		doc.Error = rt.redact(err.Error())
+	}
+	doc.Preflight, doc.PreflightNote = preflight(cmd.Context(), rt)
+	if doc.Preflight == nil {
+		doc.Preflight = steps.Findings{}
 	}
 	cat, why := catalog(cmd.Context(), rt.deps, s)
 	doc.CostNote = why
@@ -149,11 +161,31 @@ func runApply(cmd *cobra.Command, s *spec.Spec, rt *runtime, opts engine.Options
 		}
 		return fmt.Errorf("not applied: review the change (and \"ohmytalos plan\"), then run \"ohmytalos apply --yes\" to apply it")
 	}
-	// Server types are checked against live prices (or the offline
-	// list) before anything is created.
-	if cat, _ := catalog(cmd.Context(), rt.deps, s); cat != nil {
-		if ps := steps.CheckServerTypes(s, cat); len(ps) > 0 {
-			return ps
+	// Pre-flight, before anything is created: its errors stop apply.
+	// Without the API, server types are checked against the offline list.
+	pre, preErr := steps.Preflight(cmd.Context(), rt.deps, rt.env)
+	if errs := pre.Errors(); len(errs) > 0 {
+		return errs
+	}
+	if rl := (*cloud.RateLimitedError)(nil); errors.As(preErr, &rl) {
+		return fmt.Errorf("pre-flight: %w", preErr)
+	}
+	preNote := ""
+	if preErr != nil {
+		preNote = preErr.Error()
+	}
+	if preNote != "" {
+		if cat, _ := catalog(cmd.Context(), rt.deps, s); cat != nil {
+			if ps := steps.CheckServerTypes(s, cat); len(ps) > 0 {
+				return ps
+			}
+		}
+	}
+	if !asJSON {
+		for _, f := range pre {
+			if f.Severity == steps.SeverityWarning {
+				fmt.Fprintln(out, "pre-flight "+f.String())
+			}
 		}
 	}
 	sink := engine.PlainRenderer(out)

@@ -17,7 +17,7 @@ import (
 // catalog returns live prices when the token can be looked up (or the
 // sandbox runs), else the offline snapshot; why says which and why.
 func catalog(ctx context.Context, d *steps.Deps, s *spec.Spec) (cat *pricing.Catalog, why string) {
-	c, err := d.HCloud(ctx, s)
+	c, err := d.PlanHCloud(ctx, s)
 	if err == nil {
 		cat, err = pricing.FromAPI(ctx, c)
 		if err == nil {

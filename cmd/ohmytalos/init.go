@@ -64,6 +64,11 @@ func runInit(cmd *cobra.Command, g *globals) error {
 		Versions:   fc.Versions,
 		Adapt:      func(s *spec.Spec) (netplan.Layout, pricing.Usage) { return s.Layout(), s.Usage() },
 		Redact:     rt.redact,
+		Preflight: func(ctx context.Context, s *spec.Spec) (steps.Findings, error) {
+			env := *rt.env
+			env.Spec = s
+			return steps.Preflight(ctx, rt.deps, &env)
+		},
 		OperatorAddress: func(ctx context.Context, s *spec.Spec) ([]string, string, error) {
 			return steps.OperatorSources(ctx, rt.deps, s)
 		},

@@ -8,6 +8,7 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/netplan"
 	"github.com/ohmytalos/ohmytalos/internal/pricing"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/steps"
 )
 
 // jsonSchemaVersion is the version of the cost, plan and doctor JSON
@@ -34,6 +35,8 @@ type planJSON struct {
 	Steps         []planStepJSON        `json:"steps"`
 	Findings      []findingJSON         `json:"findings"`
 	Problems      spec.Problems         `json:"problems"`
+	Preflight     steps.Findings        `json:"preflight"`
+	PreflightNote string                `json:"preflight_note,omitempty"`
 	Cost          *pricing.EstimateJSON `json:"cost"`
 	CostNote      string                `json:"cost_note,omitempty"`
 	Error         string                `json:"error,omitempty"`

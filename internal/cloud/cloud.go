@@ -138,6 +138,9 @@ type Options struct {
 	Version      string        // ohmytalos version for the user agent
 	PollInterval time.Duration // action polling (default 500ms)
 	Meter        *Meter
+	// StopOnRateLimit makes the first 429 fail its request with a
+	// *RateLimitedError instead of being retried (for plan).
+	StopOnRateLimit bool
 }
 
 // NewClient returns an hcloud-go client for token.
@@ -148,8 +151,18 @@ func NewClient(token string, o Options) *hcloud.Client {
 		hcloud.WithApplication("ohmytalos", o.Version),
 		hcloud.WithPollOpts(hcloud.PollOpts{BackoffFunc: Backoff(o.PollInterval)}),
 	}
+	var rt http.RoundTripper
 	if o.Meter != nil {
-		opts = append(opts, hcloud.WithHTTPClient(&http.Client{Transport: o.Meter, Timeout: 60 * time.Second}))
+		rt = o.Meter
+	}
+	if o.StopOnRateLimit {
+		if rt == nil {
+			rt = http.DefaultTransport
+		}
+		rt = stopOnRateLimit{next: rt}
+	}
+	if rt != nil {
+		opts = append(opts, hcloud.WithHTTPClient(&http.Client{Transport: rt, Timeout: 60 * time.Second}))
 	}
 	return hcloud.NewClient(opts...)
 }

@@ -8,6 +8,7 @@ package pricing
 import (
 	"fmt"
 	"sort"
+	"time"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud/schema"
 )
@@ -29,6 +30,11 @@ type ServerType struct {
 	CPUType string
 	// Deprecated is set when Hetzner announced the type's end of sale.
 	Deprecated bool
+	// Deprecation dates the type-wide end of sale, when the API gives it.
+	Deprecation *Deprecation
+	// LocationDeprecations dates the end of sale per location (the API's
+	// server_type.locations[].deprecation).
+	LocationDeprecations map[string]Deprecation
 	// Prices holds net prices by location name.
 	Prices map[string]Price
 	// GrossPrices holds the API's gross prices by location name.
@@ -40,6 +46,21 @@ type ServerType struct {
 	IncludedTrafficTB float64
 	// TrafficTB holds the traffic allowance by location.
 	TrafficTB map[string]float64
+}
+
+// Deprecation is when Hetzner announced a server type's end of sale and
+// after which date it can no longer be ordered.
+type Deprecation struct {
+	Announced, UnavailableAfter time.Time
+}
+
+// String reads "announced 2025-10-16, unavailable after 2026-01-16".
+func (d Deprecation) String() string {
+	s := "announced " + d.Announced.UTC().Format(time.DateOnly)
+	if !d.UnavailableAfter.IsZero() {
+		s += ", unavailable after " + d.UnavailableAfter.UTC().Format(time.DateOnly)
+	}
+	return s
 }
 
 // LoadBalancerType describes one Hetzner load balancer type.
@@ -206,6 +227,11 @@ func serverType(st schema.ServerType, prices []schema.PricingServerTypePrice) (S
 		GrossPrices:  map[string]Price{},
 		Available:    map[string]bool{},
 		TrafficTB:    map[string]float64{},
+
+		LocationDeprecations: map[string]Deprecation{},
+	}
+	if st.Deprecation != nil {
+		t.Deprecation = &Deprecation{Announced: st.Deprecation.Announced, UnavailableAfter: st.Deprecation.UnavailableAfter}
 	}
 	for i, pr := range prices {
 		net, gross, err := pricePair(pr.PriceHourly, pr.PriceMonthly)
@@ -222,6 +248,9 @@ func serverType(st schema.ServerType, prices []schema.PricingServerTypePrice) (S
 	if len(st.Locations) > 0 {
 		for _, loc := range st.Locations {
 			t.Available[loc.Name] = loc.Available && loc.Deprecation == nil && !t.Deprecated
+			if loc.Deprecation != nil {
+				t.LocationDeprecations[loc.Name] = Deprecation{Announced: loc.Deprecation.Announced, UnavailableAfter: loc.Deprecation.UnavailableAfter}
+			}
 		}
 	} else {
 		// Older API bodies carry no per-location availability: a priced,

@@ -67,10 +67,18 @@ func (c *Catalog) CheckServerType(name, location, arch string) error {
 			fmt.Sprintf("is %s, but the pool needs %s", talosArch(st.Architecture), talosArch(want)))
 	}
 	if st.Deprecated {
-		return c.typeError(st, location, c.Nearest(st, location, st.Architecture), "is deprecated by Hetzner")
+		reason := "is deprecated by Hetzner"
+		if st.Deprecation != nil {
+			reason += " (" + st.Deprecation.String() + ")"
+		}
+		return c.typeError(st, location, c.Nearest(st, location, st.Architecture), reason)
 	}
 	if !st.Available[location] {
-		return c.typeError(st, location, c.Nearest(st, location, st.Architecture), "is not orderable in "+location)
+		reason := "is not orderable in " + location
+		if d, ok := st.LocationDeprecations[location]; ok {
+			reason += " (deprecated there: " + d.String() + ")"
+		}
+		return c.typeError(st, location, c.Nearest(st, location, st.Architecture), reason)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"time"
 )
 
 // PoolUsage is one node pool as the cost model sees it.
@@ -37,6 +38,8 @@ type Usage struct {
 	Backups bool
 	// VATRate overrides the catalog's VAT rate in percent ("" keeps it).
 	VATRate string
+	// Now dates the estimate, for the age of offline prices (zero: now).
+	Now time.Time
 }
 
 // Row is one line of an estimate. Monthly amounts are rounded to cents, so
@@ -72,6 +75,9 @@ type Estimate struct {
 	// the offline price list otherwise.
 	Live bool
 	AsOf string
+	// Warning is set when the offline prices are older than
+	// StaleAfterDays (see Catalog.StaleWarning).
+	Warning string
 }
 
 // groupImages is the group of snapshot rows.
@@ -112,6 +118,11 @@ func (c *Catalog) Estimate(u Usage) (Estimate, error) {
 	e := b.finish()
 	e.Currency, e.VATRate, e.Label = c.Currency, vatText, c.Label()
 	e.Live, e.AsOf = c.Live, c.AsOf
+	now := u.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	e.Warning = c.StaleWarning(now)
 	e.Notes = append([]string{"Hetzner bills by the hour up to the monthly cap: a month of use costs the monthly price, less costs the hours used"},
 		b.notes...)
 	e.Notes = append(e.Notes, "gross = net + "+vatText+" % VAT, rounded per row", c.Label())

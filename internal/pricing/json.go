@@ -27,6 +27,8 @@ type PriceSourceJSON struct {
 	Live  bool   `json:"live"`
 	AsOf  string `json:"as_of,omitempty"`
 	Label string `json:"label"`
+	// Warning is set when the offline prices are more than 90 days old.
+	Warning string `json:"warning,omitempty"`
 }
 
 // GroupJSON is the total of one group: a pool, a load balancer, images.
@@ -61,7 +63,7 @@ func (e Estimate) JSON() EstimateJSON {
 	}
 	out := EstimateJSON{
 		Currency: cur, VATRate: vatRateJSON(e.VATRate),
-		PriceSource:  PriceSourceJSON{Live: e.Live, Label: e.Label},
+		PriceSource:  PriceSourceJSON{Live: e.Live, Label: e.Label, Warning: e.Warning},
 		MonthlyNet:   JSONAmount(e.MonthlyNet),
 		MonthlyGross: JSONAmount(e.MonthlyGross),
 		HourlyNet:    JSONAmount(e.HourlyNet),

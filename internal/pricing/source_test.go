@@ -58,7 +58,10 @@ func TestOfflineCatalog(t *testing.T) {
 	}
 }
 
-func TestOfflineSeedClusterIsAbout50EUR(t *testing.T) {
+// TestOfflineSeedClusterCost: the field notes' "about 50 EUR/month" was
+// 2025's; on the list in force from 2026-04-01 the seed costs 61.94 net
+// (3 x cpx22 7.99, 2 x cpx32 13.99, lb11 7.49, 5 primary IPv4 0.50).
+func TestOfflineSeedClusterCost(t *testing.T) {
 	c, err := Offline()
 	if err != nil {
 		t.Fatal(err)
@@ -74,11 +77,11 @@ func TestOfflineSeedClusterIsAbout50EUR(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if e.MonthlyNet < mustMoney(t, "40") || e.MonthlyNet > mustMoney(t, "60") {
-		t.Errorf("seed cluster costs %s EUR/month net; the operators' figure is about 50", e.MonthlyNet)
+	if e.MonthlyNet != mustMoney(t, "61.94") {
+		t.Errorf("seed cluster costs %s EUR/month net, want 61.94", e.MonthlyNet)
 	}
-	if lb := e.Rows[len(e.Rows)-1]; lb.MonthlyNet.String() != "6.57" {
-		t.Errorf("lb11 row %+v, want 6.57 (operator's quote)", lb)
+	if lb := e.Rows[len(e.Rows)-1]; lb.MonthlyNet.String() != "7.49" {
+		t.Errorf("lb11 row %+v, want 7.49", lb)
 	}
 	assertExactTotals(t, e)
 	t.Logf("seed cluster: %s EUR/month net, %s gross, %s EUR/hour net", e.MonthlyNet, e.MonthlyGross, e.HourlyNet.Format(4))

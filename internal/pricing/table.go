@@ -30,6 +30,11 @@ func WriteTable(w io.Writer, e Estimate) error {
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("writing the cost table failed: %w", err)
 	}
+	if e.Warning != "" {
+		if _, err := fmt.Fprintf(w, "warning: %s\n", e.Warning); err != nil {
+			return fmt.Errorf("writing the cost table failed: %w", err)
+		}
+	}
 	for _, n := range e.Notes {
 		if _, err := fmt.Fprintf(w, "- %s\n", n); err != nil {
 			return fmt.Errorf("writing the cost table failed: %w", err)

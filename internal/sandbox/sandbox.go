@@ -37,6 +37,7 @@ type Options struct {
 	BootDelay      time.Duration            // Talos API comes up this long after power on
 	RescueSSHPort  int                      // rescue systems listen here (default 2222; Hetzner's is 22)
 	Latency        time.Duration            // added to every Hetzner API request
+	RateLimit      int                      // Hetzner API requests per hour (default 3600, refilled one a second)
 	WorkDir        string                   // fake disks (default: a temp dir removed on Close)
 	Log            *slog.Logger
 	// WrapHCloud wraps the Hetzner fake's HTTP handler (paths relative to
@@ -112,7 +113,7 @@ func Start(ctx context.Context, o Options) (*Sandbox, error) {
 	s.Factory = factoryfake.New()
 	s.HCloud = hcloudfake.New(hcloudfake.Options{
 		Token: o.Token, ReadOnly: o.ReadOnly, ActionDuration: o.ActionDuration, Durations: o.Durations,
-		AllocateIPv4: s.allocateIP, Hooks: hooks{s}, DiskPath: s.diskPath,
+		AllocateIPv4: s.allocateIP, Hooks: hooks{s}, DiskPath: s.diskPath, RateLimit: o.RateLimit,
 	})
 	s.Talos = talosfake.NewCluster(talosfake.ClusterOptions{HCloudEndpoint: s.HCloudURL, Admit: s.HCloud.FirewallAdmits, Registries: []string{ln.Addr().String()}})
 	if o.Latency > 0 {

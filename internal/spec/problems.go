@@ -29,7 +29,11 @@ type Problems []Problem
 func (ps Problems) Error() string {
 	lines := make([]string, 0, len(ps)+1)
 	lines = append(lines, fmt.Sprintf("the spec has %d problem(s):", len(ps)))
-	for _, p := range ps {
+	for i, p := range ps {
+		if i == maxReported {
+			lines = append(lines, fmt.Sprintf("  - and %d more", len(ps)-maxReported))
+			break
+		}
 		lines = append(lines, "  - "+p.String())
 	}
 	return strings.Join(lines, "\n")

@@ -33,6 +33,9 @@ type Spec struct {
 	Backups       bool           `yaml:"backups,omitempty"`
 	Addons        Addons         `yaml:"addons"`
 	Upgrade       Upgrade        `yaml:"upgrade,omitempty"`
+	// Limits are the account's project limits, when the operator states
+	// them (Hetzner's API does not tell them).
+	Limits *Limits `yaml:"limits,omitempty"`
 }
 
 // Talos selects the Talos Linux release.
@@ -175,7 +178,7 @@ func Parse(data []byte) (*Spec, error) {
 	s.Default()
 	ps = append(ps, s.Validate()...)
 	if len(ps) > 0 {
-		return s, ps
+		return s, ps.bounded()
 	}
 	return s, nil
 }

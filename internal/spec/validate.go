@@ -32,7 +32,7 @@ func (s *Spec) Validate() Problems {
 	case s.Name == "":
 		add("name", "is required", `set a short lowercase name, e.g. "name: demo"`)
 	case len(s.Name) > 30 || !dnsLabel.MatchString(s.Name):
-		add("name", fmt.Sprintf("%q is not a lowercase DNS label of at most 30 characters", s.Name),
+		add("name", fmt.Sprintf("%q is not a lowercase DNS label of at most 30 characters", Shorten(s.Name)),
 			"use lowercase letters, digits and '-', starting with a letter, e.g. \"prod-eu\"")
 	}
 	if !talosVersion.MatchString(s.Talos.Version) {
@@ -45,6 +45,12 @@ func (s *Spec) Validate() Problems {
 	s.validateLocation("location", s.Location, add)
 	s.validateNetwork(add)
 	s.validateControlPlane(add)
+	s.validateTotals(add)
+	if ps.Has("pools") {
+		// Too big to walk: every pool's and node's check would only
+		// repeat it, at the cost of minutes for thousands of pools.
+		return ps.bounded()
+	}
 	s.validatePools(add)
 	if !ps.Has("network.cidr") && !ps.Has("network.pods") && !ps.Has("network.services") && !ps.Has("controlPlane.subnet") && !ps.Has("controlPlane.vip") {
 		for _, p := range s.layoutProblems() {
@@ -86,7 +92,7 @@ func (s *Spec) Validate() Problems {
 			add(fmt.Sprintf("domains[%d]", i), fmt.Sprintf("%q is not a domain name", d), `write a name such as "app.example.com"`)
 		}
 	}
-	return ps
+	return ps.bounded()
 }
 
 func (s *Spec) validateLocation(field, loc string, add func(string, string, string)) {
@@ -154,7 +160,7 @@ func (s *Spec) validatePools(add func(string, string, string)) {
 		f := func(k string) string { return fmt.Sprintf("pools[%d].%s", i, k) }
 		switch {
 		case !dnsLabel.MatchString(p.Name) || len(p.Name) > 20:
-			add(f("name"), fmt.Sprintf("%q is not a lowercase DNS label of at most 20 characters", p.Name), `use e.g. "worker" or "storage"`)
+			add(f("name"), fmt.Sprintf("%q is not a lowercase DNS label of at most 20 characters", Shorten(p.Name)), `use e.g. "worker" or "storage"`)
 		case p.Name == RoleControlPlane:
 			add(f("name"), "controlplane is reserved for the control plane", `pick another name, e.g. "worker"`)
 		default:

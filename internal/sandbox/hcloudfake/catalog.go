@@ -9,9 +9,11 @@ import (
 	"github.com/hetznercloud/hcloud-go/v2/hcloud/schema"
 )
 
-// The seeded catalog: Hetzner's locations, server types, load balancer types
-// and prices as of late 2026, in EUR. Figures are believable, not official:
-// the product must read real prices from GET /pricing, never from here.
+// The seeded catalog: Hetzner's locations, server types and load balancer
+// types, in EUR. Prices come from the dated price list in assets/pricing
+// (catalog_prices.go), the one the offline snapshot is; the monthly figures
+// below only price what that list does not (deprecated types, other
+// locations). The product reads prices from GET /pricing, never from here.
 
 // vatRate is the German VAT Hetzner charges EU business customers without a VAT ID.
 const vatRate = 0.19
@@ -109,11 +111,8 @@ var lbTypeSpecs = []lbTypeSpec{
 
 // Other seeded prices (EUR net).
 const (
-	primaryIPv4Monthly = 0.50
-	floatingIPv4Month  = 3.00
-	imagePerGBMonth    = 0.0119
-	volumePerGBMonth   = 0.0440
-	backupPercentage   = "20.00"
+	floatingIPv4Month = 3.00
+	backupPercentage  = "20.00"
 )
 
 // systemImageSpec is one public OS image.
@@ -167,6 +166,7 @@ func locationSpecByName(name string) (locationSpec, bool) {
 
 func newCatalog() *catalog {
 	c := &catalog{specs: map[string]serverTypeSpec{}}
+	pl := loadPriceList()
 	for _, l := range locationSpecs {
 		loc := schema.Location{ID: l.id, Name: l.name, Description: l.desc, Country: l.country, City: l.city,
 			Latitude: l.lat, Longitude: l.long, NetworkZone: l.zone}
@@ -183,7 +183,7 @@ func newCatalog() *catalog {
 		}
 		for _, name := range st.locations {
 			l, _ := locationSpecByName(name)
-			m := regional(st.monthly, l)
+			m := pl.monthly(pl.servers, st.name, st.monthly, l)
 			out.Prices = append(out.Prices, schema.PricingServerTypePrice{Location: l.name, PriceHourly: price(hourly(m)),
 				PriceMonthly: price(m), IncludedTraffic: uint64(l.trafficTB * float64(tib)), PricePerTBTraffic: price(l.perTBTraffic)})
 			stl := schema.ServerTypeLocation{ID: l.id, Name: l.name, Available: !st.deprecated && !slices.Contains(st.unavailable, name)}
@@ -218,7 +218,7 @@ func newCatalog() *catalog {
 		out := schema.LoadBalancerType{ID: lt.id, Name: lt.name, Description: lt.desc, MaxConnections: lt.conns,
 			MaxServices: lt.services, MaxTargets: lt.targets, MaxAssignedCertificates: lt.certs}
 		for _, l := range locationSpecs {
-			m := regional(lt.monthly, l)
+			m := pl.monthly(pl.lbs, lt.name, lt.monthly, l)
 			out.Prices = append(out.Prices, schema.PricingLoadBalancerTypePrice{Location: l.name, PriceHourly: price(hourly(m)),
 				PriceMonthly: price(m), IncludedTraffic: uint64(l.trafficTB * float64(tib)), PricePerTBTraffic: price(l.perTBTraffic)})
 		}
@@ -228,7 +228,7 @@ func newCatalog() *catalog {
 	var ipv4, ipv6 []schema.PricingPrimaryIPTypePrice
 	var fip4, fip6 []schema.PricingFloatingIPTypePrice
 	for _, l := range locationSpecs {
-		ipv4 = append(ipv4, schema.PricingPrimaryIPTypePrice{Location: l.name, PriceHourly: price(hourly(primaryIPv4Monthly)), PriceMonthly: price(primaryIPv4Monthly)})
+		ipv4 = append(ipv4, schema.PricingPrimaryIPTypePrice{Location: l.name, PriceHourly: price(hourly(pl.ipv4)), PriceMonthly: price(pl.ipv4)})
 		ipv6 = append(ipv6, schema.PricingPrimaryIPTypePrice{Location: l.name, PriceHourly: price(0), PriceMonthly: price(0)})
 		fip4 = append(fip4, schema.PricingFloatingIPTypePrice{Location: l.name, PriceMonthly: price(floatingIPv4Month)})
 		fip6 = append(fip6, schema.PricingFloatingIPTypePrice{Location: l.name, PriceMonthly: price(floatingIPv4Month)})
@@ -236,7 +236,7 @@ func newCatalog() *catalog {
 	c.pricing = schema.Pricing{
 		Currency:          "EUR",
 		VATRate:           strconv.FormatFloat(vatRate*100, 'f', 2, 64),
-		Image:             schema.PricingImage{PricePerGBMonth: price(imagePerGBMonth)},
+		Image:             schema.PricingImage{PricePerGBMonth: price(pl.image)},
 		FloatingIP:        schema.PricingFloatingIP{PriceMonthly: price(floatingIPv4Month)},
 		FloatingIPs:       []schema.PricingFloatingIPType{{Type: "ipv4", Prices: fip4}, {Type: "ipv6", Prices: fip6}},
 		PrimaryIPs:        []schema.PricingPrimaryIP{{Type: "ipv4", Prices: ipv4}, {Type: "ipv6", Prices: ipv6}},
@@ -244,7 +244,7 @@ func newCatalog() *catalog {
 		ServerBackup:      schema.PricingServerBackup{Percentage: backupPercentage},
 		ServerTypes:       pst,
 		LoadBalancerTypes: plb,
-		Volume:            schema.PricingVolume{PricePerGBPerMonth: price(volumePerGBMonth)},
+		Volume:            schema.PricingVolume{PricePerGBPerMonth: price(pl.volume)},
 	}
 	return c
 }

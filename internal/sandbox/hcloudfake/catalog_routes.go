@@ -19,7 +19,7 @@ func (f *Fake) serveCatalog(rq *request) (int, any, error) {
 		}
 		return http.StatusOK, schema.PricingGetResponse{Pricing: f.cat.pricing}, nil
 	case "server_types":
-		return catalogRoute(rq, "server_type", "server_types", f.cat.serverTypes,
+		return catalogRoute(rq, "server_type", "server_types", f.serverTypes(),
 			func(x schema.ServerType) int64 { return x.ID }, func(x schema.ServerType) string { return x.Name })
 	case "locations":
 		return catalogRoute(rq, "location", "locations", f.cat.locations,

@@ -45,7 +45,7 @@ func TestPricingParses(t *testing.T) {
 			lb11 = lt.Pricings[0].Monthly.Net
 		}
 	}
-	if lb11 != "6.5700000000" {
+	if lb11 != "7.4900000000" { // the 2026-04-01 list, assets/pricing
 		t.Errorf("lb11 monthly net = %q", lb11)
 	}
 	var ipv4 string

@@ -139,6 +139,7 @@ type Fake struct {
 	injections  []*injection
 	failActions map[string]int
 	unavailable map[[2]string]bool
+	withdrawn   []withdrawal
 	limits      map[string]int
 	probes      map[string]probe     // health probe results by host:port
 	imageDisks  map[int64][]byte     // what each snapshot's source disk held

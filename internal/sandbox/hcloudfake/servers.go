@@ -76,6 +76,7 @@ func (f *Fake) createServer(rq *request) (int, any, error) {
 	if !ok {
 		return 0, nil, errInvalid("server_type", fmt.Sprintf("server type %v not found", idOrNameString(req.ServerType)))
 	}
+	st = f.renderServerType(st)
 	locName := req.Location
 	if locName == "" {
 		locName = "fsn1"

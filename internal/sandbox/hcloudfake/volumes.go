@@ -65,6 +65,9 @@ func (f *Fake) createVolume(rq *request) (int, any, error) {
 	if err := checkNewLabels(req.Labels); err != nil {
 		return 0, nil, err
 	}
+	if err := f.checkLimit("volumes", 1); err != nil {
+		return 0, nil, err
+	}
 	v := &schema.Volume{ID: f.nextID(), Name: req.Name, Status: "creating", Location: loc, Size: req.Size, Format: req.Format,
 		Labels: labelsOrEmpty(req.Labels), Created: rq.created()}
 	v.LinuxDevice = fmt.Sprintf("/dev/disk/by-id/scsi-0HC_Volume_%d", v.ID)

@@ -1,0 +1,152 @@
+package steps
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/netip"
+	"slices"
+	"sort"
+
+	"github.com/hetznercloud/hcloud-go/v2/hcloud"
+
+	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/imaging"
+	"github.com/ohmytalos/ohmytalos/internal/pricing"
+	"github.com/ohmytalos/ohmytalos/internal/spec"
+)
+
+// snapshotFindings looks up the snapshot every pool needs for its
+// architecture: a missing one is built by the images step on a temporary
+// server of the cheapest orderable type of that architecture in the
+// spec's location, which must exist. builds is how many will be built.
+func (d *Deps) snapshotFindings(ctx context.Context, c *hcloud.Client, sp *spec.Spec, cat *pricing.Catalog) (fs []Finding, builds int, err error) {
+	needs, _, err := imageNeeds(sp)
+	if err != nil {
+		return nil, 0, err
+	}
+	b := imaging.New(c, imaging.Options{})
+	for _, n := range needs {
+		field := "schematics." + n.schematic
+		name := fmt.Sprintf("talos-%s-%s-%s", n.key.TalosVersion, n.schematic, n.key.Arch)
+		img, err := b.Find(ctx, n.key)
+		if err != nil {
+			fs = append(fs, Finding{Check: CheckSnapshots, Severity: SeverityError, Field: field, Reason: err.Error(),
+				Fix: "delete the extra snapshots so that one is left"})
+			continue
+		}
+		if img != nil {
+			continue
+		}
+		builds++
+		builder := cheapestOrderable(cat, n.key.Arch, sp.Location)
+		if builder == "" {
+			fs = append(fs, Finding{Check: CheckSnapshots, Severity: SeverityError, Field: "location",
+				Reason: fmt.Sprintf("snapshot %s does not exist, and no %s server type is orderable in %s to build it on", name, n.key.Arch, sp.Location),
+				Fix:    fmt.Sprintf("set location to one where %s types are orderable (%s), or build the snapshot there first", n.key.Arch, orderableLocations(cat, n.key.Arch))})
+			continue
+		}
+		fs = append(fs, Finding{Check: CheckSnapshots, Severity: SeverityNote, Field: field,
+			Reason: fmt.Sprintf("snapshot %s (%s) does not exist yet: the images step builds it on a temporary %s in %s", name, n.key.Arch, builder, sp.Location)})
+	}
+	return fs, builds, nil
+}
+
+// cheapestOrderable is the cheapest non-deprecated type of a Talos
+// architecture orderable in location, or "".
+func cheapestOrderable(cat *pricing.Catalog, arch, location string) string {
+	best := ""
+	for name, st := range cat.ServerTypes {
+		if st.Deprecated || !st.Available[location] || cat.CheckServerType(name, location, arch) != nil {
+			continue
+		}
+		if best == "" || st.Prices[location].Monthly < cat.ServerTypes[best].Prices[location].Monthly ||
+			(st.Prices[location].Monthly == cat.ServerTypes[best].Prices[location].Monthly && name < best) {
+			best = name
+		}
+	}
+	return best
+}
+
+// orderableLocations lists where some type of arch can be ordered.
+func orderableLocations(cat *pricing.Catalog, arch string) string {
+	var out []string
+	for _, loc := range cat.Locations() {
+		if cheapestOrderable(cat, arch, loc) != "" {
+			out = append(out, loc)
+		}
+	}
+	if len(out) == 0 {
+		return "none today"
+	}
+	sort.Strings(out)
+	return fmt.Sprint(out)
+}
+
+// reachFindings checks that this machine reaches the Talos (50000) and
+// Kubernetes (6443) APIs through the firewall the plan sets: the
+// operator's detected address must be inside the rules' sources for an
+// address family the servers have.
+func (d *Deps) reachFindings(ctx context.Context, env *engine.Env) []Finding {
+	sp := env.Spec
+	if sp.Endpoint.Mode == spec.EndpointLoadBalancer {
+		return nil // the API load balancer forwards from anywhere
+	}
+	src, err := d.firewallSources(ctx, env)
+	if err != nil {
+		return []Finding{{Check: CheckReach, Severity: SeverityError, Field: "firewall.allow",
+			Reason: "your address could not be detected, so the firewall would admit no one to the Talos and Kubernetes APIs: " + err.Error(),
+			Fix:    "check this machine's internet access (or firewall.ipEchoURL), or list your address in firewall.allow"}}
+	}
+	me, err := d.operatorAddress(ctx, d.echoURLs(sp))
+	if err != nil {
+		if src.Stale != nil {
+			return []Finding{{Check: CheckReach, Severity: SeverityWarning, Field: "firewall.allow",
+				Reason: fmt.Sprintf("your address could not be detected (%v); the firewall keeps %v from the last run", err, src.CIDRs),
+				Fix:    "if your address changed, run apply again once it can be detected"}}
+		}
+		return []Finding{{Check: CheckReach, Severity: SeverityWarning, Field: "firewall.allow",
+			Reason: fmt.Sprintf("your address could not be detected (%v), so whether firewall.allow admits it is unknown", err),
+			Fix:    "check this machine's internet access, or firewall.ipEchoURL"}}
+	}
+	pub := sp.PublicNetwork
+	var tried []string
+	for _, ip := range []netip.Addr{me.IPv4, me.IPv6} {
+		if !ip.IsValid() || (pub != nil && ((ip.Is4() && !pub.IPv4) || (ip.Is6() && !pub.IPv6))) {
+			continue
+		}
+		tried = append(tried, ip.String())
+		if admits(src.CIDRs, ip) {
+			return nil
+		}
+	}
+	if len(tried) == 0 {
+		return []Finding{{Check: CheckReach, Severity: SeverityError, Field: "publicNetwork",
+			Reason: fmt.Sprintf("your address %s has no family the servers' public addresses have, so this machine cannot reach the Talos and Kubernetes APIs", me),
+			Fix:    "give the servers a public address of your family (publicNetwork.ipv4 / ipv6), or reach them over Tailscale"}}
+	}
+	return []Finding{{Check: CheckReach, Severity: SeverityError, Field: "firewall.allow",
+		Reason: fmt.Sprintf("the firewall will admit %v to ports 50000 (Talos) and 6443 (Kubernetes), not your address %v: apply would lock this machine out", src.CIDRs, tried),
+		Fix:    fmt.Sprintf("add %v to firewall.allow, or remove firewall.allow to admit only your address", me.Sources())}}
+}
+
+// admits reports whether the firewall rules for sources let ip in on both
+// API ports.
+func admits(sources []string, ip netip.Addr) bool {
+	for _, port := range []string{"50000", "6443"} {
+		ok := false
+		for _, r := range firewallRules(sources) {
+			if r.Port == nil || *r.Port != port {
+				continue
+			}
+			ok = ok || slices.ContainsFunc(r.SourceIPs, func(n net.IPNet) bool {
+				p, err := netip.ParsePrefix(n.String())
+				return err == nil && p.Contains(ip)
+			})
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
