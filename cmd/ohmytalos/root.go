@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ohmytalos/ohmytalos/internal/privatefile"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/internal/state"
 )
@@ -86,12 +87,13 @@ func (g *globals) openState(name string) (*state.Store, error) {
 	return st, nil
 }
 
-// logger writes to --log-file, or nowhere.
+// logger writes to --log-file (mode 0600, narrowed if it was wider), or
+// nowhere.
 func (g *globals) logger() (*slog.Logger, func(), error) {
 	if g.logFile == "" {
 		return slog.New(slog.NewTextHandler(io.Discard, nil)), func() {}, nil
 	}
-	f, err := os.OpenFile(g.logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := privatefile.OpenAppend(g.logFile)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open log file: %w", err)
 	}
