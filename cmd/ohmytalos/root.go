@@ -62,7 +62,7 @@ func (g *globals) loadSpec() (*spec.Spec, error) {
 }
 
 // stateDirFor is --state-dir or .ohmytalos/NAME beside the spec. An
-// in-process sandbox keeps its state apart (.ohmytalos/sandbox/NAME), so a
+// in-process sandbox keeps its state apart (.ohmytalos/.sandbox/NAME), so a
 // sandboxed run can never mark a real cluster's steps done.
 func (g *globals) stateDirFor(name string) string {
 	if g.stateDir != "" {
