@@ -69,14 +69,19 @@ type clients struct {
 
 // Redact replaces every looked-up secret value in s.
 func (d *Deps) Redact(s string) string {
+	return secrets.Redact(s, d.SecretValues()...)
+}
+
+// SecretValues returns every secret value looked up so far (retired ones
+// included), for a redaction done elsewhere (the command's).
+func (d *Deps) SecretValues() []secrets.Value {
 	d.clients.mu.Lock()
 	defer d.clients.mu.Unlock()
 	vals := make([]secrets.Value, 0, len(d.clients.values)+len(d.clients.retired))
 	for _, v := range d.clients.values {
 		vals = append(vals, v)
 	}
-	vals = append(vals, d.clients.retired...)
-	return secrets.Redact(s, vals...)
+	return append(vals, d.clients.retired...)
 }
 
 func toRef(r spec.SecretRef) secrets.Ref {

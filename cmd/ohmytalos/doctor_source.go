@@ -79,6 +79,7 @@ func (g *globals) specLessDoctor(o steps.DoctorOptions, in doctorInputs) (*docto
 	token := strings.TrimSpace(os.Getenv("HCLOUD_TOKEN"))
 	notes = append(notes, specLessCloud(env, token, in.cluster)...)
 	tok := secrets.NewValue(token)
+	g.secrets.Add(tok)
 	return &doctorSource{env: env, notes: notes, redact: func(s string) string { return secrets.Redact(s, tok) },
 		sandbox: os.Getenv("OHMYTALOS_SANDBOX") != "", close: func() {}}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ohmytalos/ohmytalos/internal/privatefile"
+	"github.com/ohmytalos/ohmytalos/internal/secrets"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/internal/state"
 )
@@ -21,10 +22,20 @@ type globals struct {
 	sandbox  bool
 	noColor  bool
 	logFile  string
+	// secrets is every secret value this run has seen, redacted from
+	// every command's error and output (see guardOutput).
+	secrets *secrets.Set
 }
 
 func newRootCmd() *cobra.Command {
-	g := &globals{}
+	root, _ := newRoot()
+	return root
+}
+
+// newRoot builds the command tree and returns the globals it shares, whose
+// secret set main redacts the final error with.
+func newRoot() (*cobra.Command, *globals) {
+	g := &globals{secrets: &secrets.Set{}}
 	root := &cobra.Command{
 		Use:   "ohmytalos",
 		Short: "Talos Linux Kubernetes on Hetzner Cloud: encrypted, highly available, resumable",
@@ -53,7 +64,8 @@ Factory: nothing is created and no account is needed.`,
 		newDestroyCmd(g), newSchematicCmd(g), newTalosConfigCmd(g), newSandboxCmd(g),
 		newKubeconfigCmd(g), newTalosconfigCmd(g), newImagesCmd(g), newVersionCmd(), newEtcdCmd(g),
 	)
-	return root
+	g.guardOutput(root)
+	return root, g
 }
 
 // loadSpec reads the spec file named by --config.
@@ -84,6 +96,7 @@ func (g *globals) openState(name string) (*state.Store, error) {
 	st.SetKeyLoader(func() (*state.Keyring, error) {
 		return state.LoadKeyring(state.KeyFileCandidates(), state.DefaultNewKeyFile())
 	})
+	st.SetSecretObserver(g.observeSecret)
 	return st, nil
 }
 

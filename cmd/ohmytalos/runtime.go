@@ -71,6 +71,7 @@ func (g *globals) runtime(ctx context.Context, s *spec.Spec) (*runtime, error) {
 	}
 	rt.closers = append(rt.closers, closeDeps)
 	rt.deps, rt.sandbox = deps, sb
+	g.secrets.AddSource(deps.SecretValues)
 	rt.env = &engine.Env{Spec: s, State: st, Log: log}
 	rt.engine = engine.New(steps.All(deps)...)
 	return rt, nil
