@@ -148,6 +148,9 @@ func (d *Deps) HCloud(ctx context.Context, s *spec.Spec) (*hcloud.Client, error)
 	if c != nil {
 		return c, nil
 	}
+	if err := cloud.CheckEndpoint(d.HCloudEndpoint); err != nil {
+		return nil, err
+	}
 	tok, err := d.secret(ctx, "secrets.hcloudToken", s.Secrets.HCloudToken)
 	if err != nil {
 		return nil, err

@@ -85,7 +85,8 @@ func (g *globals) deps(ctx context.Context, log *slog.Logger) (*steps.Deps, *san
 		FactoryURL: os.Getenv(factory.URLEnv),
 		HTTP:       &http.Client{Timeout: 5 * time.Minute},
 		Resolver:   secrets.NewResolver(secrets.Options{}),
-		Sandbox:    os.Getenv("OHMYTALOS_SANDBOX") != "",
+		// SANDBOX only when the endpoint dialled is the sandbox's.
+		Sandbox: cloud.IsSandbox(ctx, cloud.Endpoint("")),
 	}
 	if p, err := strconv.Atoi(os.Getenv("OHMYTALOS_RESCUE_SSH_PORT")); err == nil {
 		d.SSHPort = p
