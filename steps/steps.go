@@ -42,6 +42,9 @@ type Deps struct {
 	PollInterval time.Duration
 	// Timeouts for waiting on nodes (default 15 minutes).
 	NodeTimeout time.Duration
+	// AllowLockout lets apply set a firewall.allow that does not admit the
+	// operator's detected address (apply --allow-lockout).
+	AllowLockout bool
 	// IPEchoURL is the IP-echo service that finds the operator's address
 	// for the firewall (the sandbox's; else $OHMYTALOS_IP_ECHO_URL or the
 	// public default, see internal/myip).
