@@ -82,7 +82,7 @@ func (g *globals) specLessDoctor(o steps.DoctorOptions, in doctorInputs) (*docto
 	tok := secrets.NewValue(token)
 	g.secrets.Add(tok)
 	return &doctorSource{env: env, notes: notes, redact: func(s string) string { return secrets.Redact(s, tok) },
-		sandbox: token != "" && cloud.IsSandbox(context.Background(), cloud.Endpoint("")), close: func() {}}, nil
+		sandbox: cloud.IsSandbox(context.Background(), cloud.Endpoint("")), close: func() {}}, nil
 }
 
 // configPath is the first of: the flag, the first entry of the variable,

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -37,7 +38,7 @@ func TestApplyRefusesALockoutAndFailsFastWhenAllowed(t *testing.T) {
 	if err := os.WriteFile(cfg, []byte(locked), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, err := run(t, "apply", "--yes", "--config", cfg)
+	out, err := runWithin(t, 2*time.Minute, "apply", "--yes", "--config", cfg)
 	if err == nil {
 		t.Fatalf("apply set a firewall that locks this machine out:\n%s", out)
 	}
@@ -47,7 +48,7 @@ func TestApplyRefusesALockoutAndFailsFastWhenAllowed(t *testing.T) {
 		}
 	}
 	start := time.Now()
-	out, err = run(t, "apply", "--yes", "--allow-lockout", "--node-timeout", "3s", "--config", cfg)
+	out, err = runWithin(t, 2*time.Minute, "apply", "--yes", "--allow-lockout", "--node-timeout", "3s", "--config", cfg)
 	took := time.Since(start)
 	if err == nil {
 		t.Fatalf("apply behind a lockout succeeded:\n%s", out)
@@ -64,4 +65,20 @@ func TestApplyRefusesALockoutAndFailsFastWhenAllowed(t *testing.T) {
 	if took > 60*time.Second {
 		t.Errorf("apply took %s to fail with a 3s node timeout", took)
 	}
+}
+
+// runWithin is run with a deadline: a wait that would hang ends the
+// command, whose error then says so.
+func runWithin(t *testing.T, d time.Duration, args ...string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	root := newRootCmd()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&out)
+	root.SetIn(strings.NewReader(""))
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	return out.String(), err
 }

@@ -19,12 +19,17 @@ type Set struct {
 	sources []func() []Value
 }
 
-// Add records values; blank ones are ignored.
+// minRecorded is the shortest value Add records: a credential is longer,
+// and redacting a short word (a variable set to "1") everywhere would
+// garble every message.
+const minRecorded = 8
+
+// Add records values; blank and very short ones are ignored.
 func (s *Set) Add(vs ...Value) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, v := range vs {
-		if strings.TrimSpace(v.Reveal()) != "" {
+		if len(strings.TrimSpace(v.Reveal())) >= minRecorded {
 			s.values = append(s.values, v)
 		}
 	}
