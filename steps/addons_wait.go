@@ -179,6 +179,10 @@ func (s *Addons) wait(ctx context.Context, c *kube.Client, env *engine.Env, rend
 		case err != nil && !kube.IsRetryable(err):
 			return fmt.Errorf("read cluster readiness: %w", err)
 		case err != nil:
+			if lastErr == nil || lastErr.Error() != err.Error() {
+				emit(engine.Event{Kind: engine.KindProgress, Resource: "kubernetes-api",
+					Message: "the Kubernetes API does not answer yet: " + s.d.Redact(err.Error())})
+			}
 			lastErr = err
 		default:
 			r, lastErr = cur, nil
@@ -198,7 +202,7 @@ func (s *Addons) wait(ctx context.Context, c *kube.Client, env *engine.Env, rend
 		if werr := sleep(ctx, s.d.poll()); werr != nil {
 			what := r.missing()
 			if lastErr != nil {
-				what += "; last API error: " + lastErr.Error()
+				what += "; last API error: " + lastErr.Error() + s.d.unreachableReason(context.WithoutCancel(ctx), env)
 			}
 			return fmt.Errorf("the cluster is not ready after %s: %s. Run \"ohmytalos doctor --check nodes-ready,addons\" to see why, then \"ohmytalos apply --only addons\" to wait again: %w",
 				s.d.nodeTimeout(), what, werr)

@@ -115,8 +115,9 @@ func (s *Bootstrap) Apply(ctx context.Context, env *engine.Env, emit engine.Emit
 				return fmt.Errorf("%s: %w", nodes[i].node.Name, err)
 			}
 			clients[i] = c
-			if err := c.WaitReady(gctx); err != nil {
-				return fmt.Errorf("%s (%s): Talos API not ready: %w", nodes[i].node.Name, nodes[i].ip, err)
+			if err := s.d.waitTalos(gctx, c, nodes[i], emit); err != nil {
+				return fmt.Errorf("%s (%s): Talos API not ready within %s: %w%s", nodes[i].node.Name, nodes[i].ip,
+					s.d.nodeTimeout(), err, s.d.unreachableReason(ctx, env))
 			}
 			emit(engine.Event{Kind: engine.KindResource, Action: "ready", Resource: "node/" + nodes[i].node.Name, Message: "Talos API up on " + nodes[i].ip})
 			if i > 0 {
@@ -323,4 +324,17 @@ func sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// waitReport is how often a wait for a node reports that it still waits.
+const waitReport = 10 * time.Second
+
+// waitTalos waits for a node's Talos API, reporting progress while it
+// does not answer: the address and port dialled, how long, the last error.
+func (d *Deps) waitTalos(ctx context.Context, c *talosapi.Client, n nodeAddr, emit engine.Emit) error {
+	addr := net.JoinHostPort(n.ip, "50000")
+	return c.WaitReadyReporting(ctx, waitReport, func(waited time.Duration, last error) {
+		emit(engine.Event{Kind: engine.KindProgress, Resource: "node/" + n.node.Name,
+			Message: fmt.Sprintf("waiting for the Talos API at %s (%s of at most %s; last error: %s)", addr, waited, d.nodeTimeout(), d.Redact(last.Error()))})
+	})
 }

@@ -176,17 +176,38 @@ func (d *Deps) planFirewall(ctx context.Context, env *engine.Env, p *engine.Plan
 	return nil
 }
 
-// lockoutNote warns when firewall.allow lists ranges that do not admit the
-// operator's own address: after apply, ohmytalos on this machine can no
-// longer reach the Talos and Kubernetes APIs (the servers drop the
-// connections). Detection failing is not worth a note here.
-func (d *Deps) lockoutNote(ctx context.Context, sp *spec.Spec, src fwSources) string {
+// lockout is a firewall.allow that does not admit the operator's own
+// address: once it is set, ohmytalos on this machine can no longer reach
+// the Talos and Kubernetes APIs (the servers drop the connections).
+type lockout struct {
+	// Outside are the operator's addresses the ranges do not admit.
+	Outside []string
+	// Admit are the ranges that would admit the operator (IPv4 /32, IPv6 /64).
+	Admit []string
+	// Allowed are the ranges firewall.allow lists.
+	Allowed []string
+}
+
+// what says what is wrong, for a note or an error.
+func (l *lockout) what() string {
+	return fmt.Sprintf("firewall.allow (%s) does not admit your address %s", strings.Join(l.Allowed, ", "), strings.Join(l.Outside, ", "))
+}
+
+// fix says how to admit the operator again.
+func (l *lockout) fix() string {
+	return fmt.Sprintf("add %s to firewall.allow, or remove firewall.allow to admit only your address", strings.Join(l.Admit, ", "))
+}
+
+// lockedOut returns the lockout the spec's firewall would cause, or nil
+// when it admits the operator, admits the detected address by default, or
+// when the address cannot be detected (no reason to refuse or warn).
+func (d *Deps) lockedOut(ctx context.Context, sp *spec.Spec, src fwSources) *lockout {
 	if src.Detected {
-		return ""
+		return nil
 	}
 	a, err := d.operatorAddress(ctx, d.echoURLs(sp))
 	if err != nil {
-		return ""
+		return nil
 	}
 	var outside []string
 	for _, ip := range []netip.Addr{a.IPv4, a.IPv6} {
@@ -198,10 +219,51 @@ func (d *Deps) lockoutNote(ctx context.Context, sp *spec.Spec, src fwSources) st
 		}
 	}
 	if len(outside) == 0 {
+		return nil
+	}
+	return &lockout{Outside: outside, Admit: a.Sources(), Allowed: src.CIDRs}
+}
+
+// lockoutNote is plan's warning about a lockout.
+func (d *Deps) lockoutNote(ctx context.Context, sp *spec.Spec, src fwSources) string {
+	l := d.lockedOut(ctx, sp, src)
+	if l == nil {
 		return ""
 	}
-	return fmt.Sprintf("firewall.allow does not admit your address %s: after apply this machine cannot reach the Talos and Kubernetes APIs; add %s to firewall.allow, or remove firewall.allow to admit only your address",
-		strings.Join(outside, ", "), strings.Join(a.Sources(), ", "))
+	return l.what() + ": after apply this machine cannot reach the Talos and Kubernetes APIs; " + l.fix() +
+		" (apply refuses it unless --allow-lockout)"
+}
+
+// refuseLockout is apply's check before the firewall is set: a lockout
+// is refused unless the operator passed --allow-lockout (Deps.AllowLockout:
+// another machine, a VPN or a bastion reaches the nodes).
+func (d *Deps) refuseLockout(ctx context.Context, env *engine.Env, src fwSources, emit engine.Emit) error {
+	l := d.lockedOut(ctx, env.Spec, src)
+	switch {
+	case l == nil:
+		return nil
+	case d.AllowLockout:
+		emit(engine.Event{Kind: engine.KindWarning, Resource: "firewall/" + env.Spec.Name,
+			Message: l.what() + ": --allow-lockout sets it anyway; this machine will not reach the Talos and Kubernetes APIs"})
+		return nil
+	}
+	return fmt.Errorf("not applied: %s, so after this apply this machine could not reach the Talos and Kubernetes APIs "+
+		"(the firewall drops the connections and every later step would wait for nothing): %s; "+
+		"or, if another machine or a VPN reaches the nodes, run apply with --allow-lockout", l.what(), l.fix())
+}
+
+// unreachableReason explains why this machine cannot reach a node's API
+// when the firewall's ranges are the cause, else "".
+func (d *Deps) unreachableReason(ctx context.Context, env *engine.Env) string {
+	src, err := d.firewallSources(ctx, env)
+	if err != nil {
+		return ""
+	}
+	l := d.lockedOut(ctx, env.Spec, src)
+	if l == nil {
+		return ""
+	}
+	return "; the firewall is why: " + l.what() + ", so the nodes drop this machine's connections to ports 50000 and 6443: " + l.fix()
 }
 
 // firewallRules opens the Talos and Kubernetes APIs to the source ranges.

@@ -297,6 +297,9 @@ func (s *Pools) firewall(ctx context.Context, c *hcloud.Client, env *engine.Env,
 	if src.Stale != nil {
 		emit(engine.Event{Kind: engine.KindWarning, Resource: "firewall/" + sp.Name, Message: fmt.Sprintf("could not detect your address (%v): keeping %s", src.Stale, strings.Join(src.CIDRs, ", "))})
 	}
+	if err := s.d.refuseLockout(ctx, env, src, emit); err != nil {
+		return err
+	}
 	if _, _, err := ensure(ctx, env, emit, s.Name(), keyFirewall, cloud.Selector(firewallLabels(sp)), firewallOps(c, sp, src.CIDRs)); err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 
@@ -125,9 +126,16 @@ func (d *Deps) reachFindings(ctx context.Context, env *engine.Env) []Finding {
 			Reason: fmt.Sprintf("your address %s has no family the servers' public addresses have, so this machine cannot reach the Talos and Kubernetes APIs", me),
 			Fix:    "give the servers a public address of your family (publicNetwork.ipv4 / ipv6), or reach them over Tailscale"}}
 	}
-	return []Finding{{Check: CheckReach, Severity: SeverityError, Field: "firewall.allow",
-		Reason: fmt.Sprintf("the firewall will admit %v to ports 50000 (Talos) and 6443 (Kubernetes), not your address %v: apply would lock this machine out", src.CIDRs, tried),
-		Fix:    fmt.Sprintf("add %v to firewall.allow, or remove firewall.allow to admit only your address", me.Sources())}}
+	// --allow-lockout (another machine, a VPN or a bastion reaches the
+	// nodes) turns the refusal into a warning; apply's pools step warns again.
+	sev := SeverityError
+	if d.AllowLockout {
+		sev = SeverityWarning
+	}
+	return []Finding{{Check: CheckReach, Severity: sev, Field: "firewall.allow",
+		Reason: fmt.Sprintf("the firewall will admit %v to ports 50000 (Talos) and 6443 (Kubernetes) and does not admit your address %v: apply would lock this machine out", src.CIDRs, tried),
+		Fix: fmt.Sprintf("add %s to firewall.allow, or remove firewall.allow to admit only your address; "+
+			"if another machine or a VPN reaches the nodes, run apply with --allow-lockout", strings.Join(me.Sources(), ", "))}}
 }
 
 // admits reports whether the firewall rules for sources let ip in on both

@@ -116,7 +116,7 @@ func TestPreflightSnapshotsNeedABuilder(t *testing.T) {
 func TestPreflightReachability(t *testing.T) {
 	w := newWorld(t, "../examples/seed.yaml")
 	w.spec.Firewall.Allow = []string{"203.0.113.7/32"}
-	want(t, w.preflight(t), SeverityError, CheckReach, "firewall.allow", "not your address [127.0.0.1]", "lock this machine out", "127.0.0.1/32")
+	want(t, w.preflight(t), SeverityError, CheckReach, "firewall.allow", "does not admit your address [127.0.0.1]", "--allow-lockout", "lock this machine out", "127.0.0.1/32")
 	w.spec.Firewall.Allow = []string{"203.0.113.7/32", "127.0.0.0/8"}
 	if fs := w.preflight(t); fs.Has(CheckReach, "firewall.allow") {
 		t.Errorf("an admitted address: %v", fs)

@@ -42,6 +42,9 @@ type Deps struct {
 	PollInterval time.Duration
 	// Timeouts for waiting on nodes (default 15 minutes).
 	NodeTimeout time.Duration
+	// AllowLockout lets apply set a firewall.allow that does not admit the
+	// operator's detected address (apply --allow-lockout).
+	AllowLockout bool
 	// IPEchoURL is the IP-echo service that finds the operator's address
 	// for the firewall (the sandbox's; else $OHMYTALOS_IP_ECHO_URL or the
 	// public default, see internal/myip).
@@ -70,14 +73,19 @@ type clients struct {
 
 // Redact replaces every looked-up secret value in s.
 func (d *Deps) Redact(s string) string {
+	return secrets.Redact(s, d.SecretValues()...)
+}
+
+// SecretValues returns every secret value looked up so far (retired ones
+// included), for a redaction done elsewhere (the command's).
+func (d *Deps) SecretValues() []secrets.Value {
 	d.clients.mu.Lock()
 	defer d.clients.mu.Unlock()
 	vals := make([]secrets.Value, 0, len(d.clients.values)+len(d.clients.retired))
 	for _, v := range d.clients.values {
 		vals = append(vals, v)
 	}
-	vals = append(vals, d.clients.retired...)
-	return secrets.Redact(s, vals...)
+	return append(vals, d.clients.retired...)
 }
 
 func toRef(r spec.SecretRef) secrets.Ref {
@@ -160,6 +168,9 @@ func (d *Deps) hcloudClient(ctx context.Context, s *spec.Spec, plan bool) (*hclo
 	d.clients.mu.Unlock()
 	if c != nil {
 		return c, nil
+	}
+	if err := cloud.CheckEndpoint(d.HCloudEndpoint); err != nil {
+		return nil, err
 	}
 	tok, err := d.secret(ctx, "secrets.hcloudToken", s.Secrets.HCloudToken)
 	if err != nil {

@@ -218,14 +218,14 @@ func (r *upgradeRun) connect(ctx context.Context, tc []byte) error {
 		}
 		r.conns[n.node.Name] = c
 		wctx, cancel := context.WithTimeout(ctx, r.s.d.nodeTimeout())
-		err = c.WaitReady(wctx)
+		err = r.s.d.waitTalos(wctx, c, n, r.emit)
 		var inst talosapi.Installed
 		if err == nil {
 			inst, err = c.Installed(wctx)
 		}
 		cancel()
 		if err != nil {
-			return fmt.Errorf("read the versions of node %s (%s): %w", n.node.Name, n.ip, err)
+			return fmt.Errorf("read the versions of node %s (%s): %w%s", n.node.Name, n.ip, err, r.s.d.unreachableReason(ctx, r.env))
 		}
 		r.installed[n.node.Name] = inst
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
@@ -125,7 +126,8 @@ func printPlanJSON(cmd *cobra.Command, g *globals, s *spec.Spec, rt *runtime, pl
 func newApplyCmd(g *globals) *cobra.Command {
 	var opts engine.Options
 	var only, from string
-	var plain, asJSON, yes bool
+	var plain, asJSON, yes, allowLockout bool
+	var nodeTimeout time.Duration
 	c := &cobra.Command{
 		Use:   "apply",
 		Short: "Create or resume the cluster the spec describes",
@@ -139,6 +141,10 @@ changes nothing.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Only, opts.From = engine.StepName(only), engine.StepName(from)
 			return g.withRuntime(cmd.Context(), "ohmytalos apply", func(s *spec.Spec, rt *runtime) error {
+				rt.deps.AllowLockout = allowLockout
+				if nodeTimeout > 0 {
+					rt.deps.NodeTimeout = nodeTimeout
+				}
 				return runApply(cmd, s, rt, opts, plain, asJSON, yes, g.noColor)
 			})
 		},
@@ -148,6 +154,8 @@ changes nothing.`,
 	c.Flags().BoolVar(&plain, "plain", false, "print events as plain lines even on a terminal")
 	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON event per line")
 	c.Flags().BoolVar(&yes, "yes", false, "apply even though the spec changed since the last apply")
+	c.Flags().BoolVar(&allowLockout, "allow-lockout", false, "set a firewall.allow that does not admit this machine's address (another machine or a VPN reaches the nodes)")
+	c.Flags().DurationVar(&nodeTimeout, "node-timeout", 0, "how long to wait for a node's Talos or Kubernetes API before failing with the reason (default 15m)")
 	return c
 }
 

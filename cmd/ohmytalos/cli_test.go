@@ -111,7 +111,7 @@ func TestSandboxApplyThenClientConfigs(t *testing.T) {
 	if !strings.Contains(out, "SANDBOX") || !strings.Contains(out, "etcd bootstrapped") {
 		t.Errorf("apply output:\n%s", out)
 	}
-	sandboxState := filepath.Join(dir, ".ohmytalos", "sandbox", "demo")
+	sandboxState := filepath.Join(dir, ".ohmytalos", ".sandbox", "demo")
 	if _, err := os.Stat(filepath.Join(sandboxState, "state.json")); err != nil {
 		t.Errorf("sandbox state not kept apart: %v", err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -79,8 +80,9 @@ func (g *globals) specLessDoctor(o steps.DoctorOptions, in doctorInputs) (*docto
 	token := strings.TrimSpace(os.Getenv("HCLOUD_TOKEN"))
 	notes = append(notes, specLessCloud(env, token, in.cluster)...)
 	tok := secrets.NewValue(token)
+	g.secrets.Add(tok)
 	return &doctorSource{env: env, notes: notes, redact: func(s string) string { return secrets.Redact(s, tok) },
-		sandbox: os.Getenv("OHMYTALOS_SANDBOX") != "", close: func() {}}, nil
+		sandbox: cloud.IsSandbox(context.Background(), cloud.Endpoint("")), close: func() {}}, nil
 }
 
 // configPath is the first of: the flag, the first entry of the variable,
@@ -140,6 +142,9 @@ func specLessCloud(env *doctor.Env, token, cluster string) []string {
 	case cluster == "":
 		env.Skip["lb-targets"] = "no spec and no --cluster: the doctor cannot tell which Hetzner load balancers are the cluster's; pass --cluster NAME (its ohmytalos.io/cluster label)"
 		return []string{"Hetzner checks skip: pass --cluster NAME to pick the cluster's resources"}
+	}
+	if err := cloud.CheckEndpoint(""); err != nil {
+		return []string{"Hetzner checks skip: " + err.Error()}
 	}
 	env.Cloud = hcloudsource.New(cloud.NewClient(token, cloud.Options{Version: version}), cluster)
 	return []string{fmt.Sprintf("Hetzner: HCLOUD_TOKEN (endpoint %s), resources labelled ohmytalos.io/cluster=%s", cloud.Endpoint(""), cluster)}

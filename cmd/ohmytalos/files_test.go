@@ -132,3 +132,47 @@ func TestKubeconfigMergeKeepsTheOperatorsEntries(t *testing.T) {
 		t.Errorf("mode %v", m)
 	}
 }
+
+// TestTalosConfigNarrowsEveryFileItWrites pre-creates the add-on manifests
+// (the hcloud Secret holds the token) and the log file with mode 0644:
+// after talos-config --out every one of them is 0600.
+func TestTalosConfigNarrowsEveryFileItWrites(t *testing.T) {
+	dir := seedDir(t)
+	t.Setenv("HCLOUD_TOKEN", strings.Repeat("s", 64))
+	cfg := filepath.Join(dir, "ohmytalos.yaml")
+	outDir := filepath.Join(dir, "configs")
+	scratch := filepath.Join(dir, "scratch")
+	if out, err := run(t, "talos-config", "--config", cfg, "--out", scratch, "--redact"); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var wide []string
+	filepath.WalkDir(scratch, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			rel, _ := filepath.Rel(scratch, p)
+			wide = append(wide, filepath.Join(outDir, rel))
+		}
+		return nil
+	})
+	if len(wide) < 3 {
+		t.Fatalf("talos-config wrote only %v", wide)
+	}
+	logFile := filepath.Join(dir, "debug.log")
+	wide = append(wide, logFile)
+	for _, p := range wide {
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		os.WriteFile(p, []byte("old"), 0o644)
+		os.Chmod(p, 0o644)
+	}
+	out, err := run(t, "talos-config", "--config", cfg, "--out", outDir, "--log-file", logFile)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	for _, p := range wide {
+		if m := perm(t, p); m != 0o600 {
+			t.Errorf("%s mode %v, want 0600", p, m)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(outDir, "manifests", "hcloud-secret.yaml")); !strings.Contains(string(b), strings.Repeat("s", 64)) {
+		t.Errorf("manifests/hcloud-secret.yaml does not hold the token: the test no longer covers the file that leaked it")
+	}
+}

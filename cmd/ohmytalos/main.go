@@ -28,18 +28,21 @@ func (e *exitError) Error() string {
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	root := newRootCmd()
+	root, g := newRoot()
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return
 	}
+	// Redacted once more here: cobra's own errors (flags, arguments) do not
+	// pass through a command's RunE.
+	msg := g.secrets.Redact(err.Error())
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintln(os.Stderr, "error:", ee.err)
+			fmt.Fprintln(os.Stderr, "error:", msg)
 		}
 		os.Exit(ee.code)
 	}
-	fmt.Fprintln(os.Stderr, "error:", err)
+	fmt.Fprintln(os.Stderr, "error:", msg)
 	os.Exit(1)
 }

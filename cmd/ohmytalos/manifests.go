@@ -8,12 +8,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ohmytalos/ohmytalos/internal/addons"
+	"github.com/ohmytalos/ohmytalos/internal/privatefile"
 	"github.com/ohmytalos/ohmytalos/steps"
 )
 
 // writeAddonManifests writes the objects the addons step applies, one
 // multi-document YAML file per add-on under out/manifests (mode 0600: the
-// hcloud Secret holds the token unless redact).
+// hcloud Secret holds the token unless redact), through privatefile so an
+// older, wider file is replaced by a 0600 one rather than written in place.
 func writeAddonManifests(cmd *cobra.Command, rt *runtime, out string, redact bool) error {
 	rendered, err := steps.RenderAddons(cmd.Context(), rt.deps, rt.env, redact)
 	if err != nil {
@@ -29,10 +31,11 @@ func writeAddonManifests(cmd *cobra.Command, rt *runtime, out string, redact boo
 			return err
 		}
 		p := filepath.Join(dir, a.Name+".yaml")
-		if err := os.WriteFile(p, data, 0o600); err != nil {
+		target, err := privatefile.Write(p, data)
+		if err != nil {
 			return err
 		}
-		fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (add-on %s, %d objects, %d bytes)\n", p, a.Name, len(a.Objects), len(data))
+		fmt.Fprintf(cmd.OutOrStdout(), "wrote %s (add-on %s, %d objects, %d bytes)\n", privatefile.Describe(p, target), a.Name, len(a.Objects), len(data))
 	}
 	return nil
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ohmytalos/ohmytalos/internal/privatefile"
+	"github.com/ohmytalos/ohmytalos/internal/secrets"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/internal/state"
 )
@@ -20,10 +22,20 @@ type globals struct {
 	sandbox  bool
 	noColor  bool
 	logFile  string
+	// secrets is every secret value this run has seen, redacted from
+	// every command's error and output (see guardOutput).
+	secrets *secrets.Set
 }
 
 func newRootCmd() *cobra.Command {
-	g := &globals{}
+	root, _ := newRoot()
+	return root
+}
+
+// newRoot builds the command tree and returns the globals it shares, whose
+// secret set main redacts the final error with.
+func newRoot() (*cobra.Command, *globals) {
+	g := &globals{secrets: &secrets.Set{}}
 	root := &cobra.Command{
 		Use:   "ohmytalos",
 		Short: "Talos Linux Kubernetes on Hetzner Cloud: encrypted, highly available, resumable",
@@ -52,7 +64,8 @@ Factory: nothing is created and no account is needed.`,
 		newDestroyCmd(g), newSchematicCmd(g), newTalosConfigCmd(g), newSandboxCmd(g),
 		newKubeconfigCmd(g), newTalosconfigCmd(g), newImagesCmd(g), newVersionCmd(), newEtcdCmd(g),
 	)
-	return root
+	g.guardOutput(root)
+	return root, g
 }
 
 // loadSpec reads the spec file named by --config.
@@ -61,7 +74,7 @@ func (g *globals) loadSpec() (*spec.Spec, error) {
 }
 
 // stateDirFor is --state-dir or .ohmytalos/NAME beside the spec. An
-// in-process sandbox keeps its state apart (.ohmytalos/sandbox/NAME), so a
+// in-process sandbox keeps its state apart (.ohmytalos/.sandbox/NAME), so a
 // sandboxed run can never mark a real cluster's steps done.
 func (g *globals) stateDirFor(name string) string {
 	if g.stateDir != "" {
@@ -83,15 +96,17 @@ func (g *globals) openState(name string) (*state.Store, error) {
 	st.SetKeyLoader(func() (*state.Keyring, error) {
 		return state.LoadKeyring(state.KeyFileCandidates(), state.DefaultNewKeyFile())
 	})
+	st.SetSecretObserver(g.observeSecret)
 	return st, nil
 }
 
-// logger writes to --log-file, or nowhere.
+// logger writes to --log-file (mode 0600, narrowed if it was wider), or
+// nowhere.
 func (g *globals) logger() (*slog.Logger, func(), error) {
 	if g.logFile == "" {
 		return slog.New(slog.NewTextHandler(io.Discard, nil)), func() {}, nil
 	}
-	f, err := os.OpenFile(g.logFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	f, err := privatefile.OpenAppend(g.logFile)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open log file: %w", err)
 	}

@@ -71,6 +71,7 @@ func (g *globals) runtime(ctx context.Context, s *spec.Spec) (*runtime, error) {
 	}
 	rt.closers = append(rt.closers, closeDeps)
 	rt.deps, rt.sandbox = deps, sb
+	g.secrets.AddSource(deps.SecretValues)
 	rt.env = &engine.Env{Spec: s, State: st, Log: log}
 	rt.engine = engine.New(steps.All(deps)...)
 	return rt, nil
@@ -84,7 +85,8 @@ func (g *globals) deps(ctx context.Context, log *slog.Logger) (*steps.Deps, *san
 		FactoryURL: os.Getenv(factory.URLEnv),
 		HTTP:       &http.Client{Timeout: 5 * time.Minute},
 		Resolver:   secrets.NewResolver(secrets.Options{}),
-		Sandbox:    os.Getenv("OHMYTALOS_SANDBOX") != "",
+		// SANDBOX only when the endpoint dialled is the sandbox's.
+		Sandbox: cloud.IsSandbox(ctx, cloud.Endpoint("")),
 	}
 	if p, err := strconv.Atoi(os.Getenv("OHMYTALOS_RESCUE_SSH_PORT")); err == nil {
 		d.SSHPort = p

@@ -18,21 +18,42 @@ const sandboxMarkerText = `This state directory belongs to the in-process sandbo
 deletes it and starts over. A directory without this file is never deleted.
 `
 
+// sandboxStates is the folder, beside the spec's .ohmytalos, that holds
+// the in-process sandbox's states. Its leading dot keeps it out of every
+// real cluster's reach: a cluster name is a DNS label and starts with a
+// letter (spec validation), so .ohmytalos/NAME is never this folder nor
+// inside it.
+const sandboxStates = ".sandbox"
+
 // sandboxStateDir is where the in-process sandbox keeps a cluster's state
 // unless --state-dir says otherwise.
 func (g *globals) sandboxStateDir(name string) string {
-	return filepath.Join(filepath.Dir(g.config), ".ohmytalos", "sandbox", name)
+	return filepath.Join(filepath.Dir(g.config), ".ohmytalos", sandboxStates, name)
 }
 
-// isSandboxState reports whether dir is marked as a sandbox state, or is
-// the default sandbox directory (states written before the marker existed).
-func (g *globals) isSandboxState(dir, name string) bool {
-	if _, err := os.Stat(filepath.Join(dir, sandboxMarker)); err == nil {
-		return true
+// isSandboxState reports whether dir is marked as a sandbox state. The
+// marker is required wherever dir is, the default folder included.
+func isSandboxState(dir string) bool {
+	fi, err := os.Lstat(filepath.Join(dir, sandboxMarker))
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// enclosingState returns the nearest folder above dir that holds a
+// cluster state, or "" when there is none: a sandbox state is never
+// deleted from inside another state directory.
+func enclosingState(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
 	}
-	a, errA := filepath.Abs(dir)
-	b, errB := filepath.Abs(g.sandboxStateDir(name))
-	return errA == nil && errB == nil && a == b
+	for p := filepath.Dir(abs); ; p = filepath.Dir(p) {
+		if state.Exists(p) {
+			return p
+		}
+		if filepath.Dir(p) == p {
+			return ""
+		}
+	}
 }
 
 // resetSandboxState clears an in-process sandbox's state directory. It
@@ -47,13 +68,17 @@ func (g *globals) resetSandboxState(dir, name string) error {
 	if err != nil {
 		return fmt.Errorf("reset sandbox state %s: %w", dir, err)
 	}
-	if !g.isSandboxState(dir, name) {
+	if outer := enclosingState(dir); outer != "" {
+		return fmt.Errorf("--sandbox: %s is inside the cluster state %s, so --sandbox will not delete it "+
+			"(it may hold a real cluster's secrets): pass --state-dir with a folder outside every state directory", dir, outer)
+	}
+	if !isSandboxState(dir) {
 		what := "files"
 		if state.Exists(dir) {
 			what = "a cluster state"
 		}
-		return fmt.Errorf("--sandbox --state-dir %s: the folder holds %s but is not marked as a sandbox state (no %s file), "+
-			"so --sandbox will not delete it (it may be a real cluster's state and secrets): drop --state-dir "+
+		return fmt.Errorf("--sandbox: the state folder %s holds %s but is not marked as a sandbox state (no %s file), "+
+			"so --sandbox will not delete it (it may be a real cluster's state and secrets): move it away, drop --state-dir "+
 			"(the sandbox keeps its state in %s) or pass an empty or new folder", dir, what, sandboxMarker, g.sandboxStateDir(name))
 	}
 	st, err := state.Open(dir, "", nil)

@@ -62,7 +62,7 @@ func TestSandboxResetsOnlyMarkedStates(t *testing.T) {
 	cfg := filepath.Join(dir, "ohmytalos.yaml")
 	cases := map[string]string{
 		"own state dir": filepath.Join(dir, "sb"),
-		"default dir":   filepath.Join(dir, ".ohmytalos", "sandbox", "demo"),
+		"default dir":   filepath.Join(dir, ".ohmytalos", ".sandbox", "demo"),
 	}
 	for name, sdir := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -76,10 +76,6 @@ func TestSandboxResetsOnlyMarkedStates(t *testing.T) {
 			if _, err := os.Stat(filepath.Join(sdir, sandboxMarker)); err != nil {
 				t.Fatalf("sandbox state not marked: %v", err)
 			}
-			if name == "default dir" {
-				// States written before the marker existed live here.
-				os.Remove(filepath.Join(sdir, sandboxMarker))
-			}
 			plantState(t, sdir)
 			if out, err := run(t, args...); err != nil {
 				t.Fatalf("second sandbox run: %v\n%s", err, out)
@@ -88,5 +84,63 @@ func TestSandboxResetsOnlyMarkedStates(t *testing.T) {
 				t.Error("a marked sandbox state was not reset")
 			}
 		})
+	}
+}
+
+// TestSandboxNeverDeletesARealClusterNamedSandbox plants a real cluster
+// named "sandbox" (state and secrets in .ohmytalos/sandbox) and runs
+// --sandbox plan with a spec named "secrets": once the sandbox's own
+// folder, .ohmytalos/sandbox/secrets was that cluster's secrets folder.
+func TestSandboxNeverDeletesARealClusterNamedSandbox(t *testing.T) {
+	dir := seedDir(t)
+	cfg := filepath.Join(dir, "ohmytalos.yaml")
+	real := filepath.Join(dir, ".ohmytalos", "sandbox")
+	plantState(t, real)
+	secret := filepath.Join(real, "secrets", "talos-secrets.age")
+	os.MkdirAll(filepath.Dir(secret), 0o700)
+	os.WriteFile(secret, []byte("age"), 0o600)
+	b, _ := os.ReadFile(cfg)
+	os.WriteFile(cfg, []byte(strings.Replace(string(b), "name: demo", "name: secrets", 1)), 0o644)
+	if out, err := run(t, "plan", "--sandbox", "--config", cfg); err != nil {
+		t.Fatalf("--sandbox plan: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(secret); err != nil {
+		t.Errorf("--sandbox deleted the real cluster's secrets: %v", err)
+	}
+	if !planted(real) {
+		t.Error("--sandbox deleted the real cluster's state")
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".ohmytalos", ".sandbox", "secrets", sandboxMarker)); err != nil {
+		t.Errorf("the sandbox state is not under .ohmytalos/.sandbox: %v", err)
+	}
+}
+
+// TestSandboxRefusesUnmarkedOrNestedStates checks the marker is required
+// in the default folder too, and that a marked folder inside another
+// cluster's state is never deleted.
+func TestSandboxRefusesUnmarkedOrNestedStates(t *testing.T) {
+	dir := seedDir(t)
+	cfg := filepath.Join(dir, "ohmytalos.yaml")
+	def := filepath.Join(dir, ".ohmytalos", ".sandbox", "demo")
+	plantState(t, def)
+	_, err := run(t, "plan", "--sandbox", "--config", cfg)
+	if err == nil || !strings.Contains(err.Error(), "not marked as a sandbox state") {
+		t.Errorf("--sandbox reset an unmarked default folder: %v", err)
+	}
+	if !planted(def) {
+		t.Error("the unmarked default folder was deleted")
+	}
+	outer := filepath.Join(dir, "real")
+	plantState(t, outer)
+	nested := filepath.Join(outer, "secrets")
+	os.MkdirAll(nested, 0o700)
+	os.WriteFile(filepath.Join(nested, sandboxMarker), []byte("x"), 0o600)
+	os.WriteFile(filepath.Join(nested, "talos-secrets.age"), []byte("age"), 0o600)
+	_, err = run(t, "plan", "--sandbox", "--config", cfg, "--state-dir", nested)
+	if err == nil || !strings.Contains(err.Error(), "inside the cluster state "+outer) {
+		t.Errorf("--sandbox reset a folder inside a cluster state: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(nested, "talos-secrets.age")); err != nil {
+		t.Errorf("the nested secrets were deleted: %v", err)
 	}
 }

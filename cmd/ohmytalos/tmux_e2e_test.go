@@ -168,7 +168,7 @@ func TestInitSandboxInTmux(t *testing.T) {
 	if !strings.Contains(string(b), "count: 3") {
 		t.Errorf("spec does not hold the third worker:\n%s", b)
 	}
-	if _, err := os.Stat(filepath.Join(work, ".ohmytalos", "sandbox", "demo", "secrets", "kubeconfig.age")); err != nil {
+	if _, err := os.Stat(filepath.Join(work, ".ohmytalos", ".sandbox", "demo", "secrets", "kubeconfig.age")); err != nil {
 		t.Errorf("kubeconfig not stored: %v", err)
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/ohmytalos/ohmytalos/internal/safeurl"
 )
 
 // DefaultBaseURL is the public Image Factory.
@@ -129,6 +131,11 @@ func (c *Client) OfficialExtensions(ctx context.Context, version string) ([]Exte
 func (c *Client) do(ctx context.Context, method, path string, body []byte, out any) error {
 	if c.base.Opaque != "" {
 		return fmt.Errorf("image factory URL %q is not an absolute http(s) URL; set %s to one such as %s", c.base.Opaque, URLEnv, DefaultBaseURL)
+	}
+	// The factory's answers decide what the nodes boot: never in clear
+	// from another machine.
+	if _, err := safeurl.Check("image factory URL ("+URLEnv+")", c.base.String()); err != nil {
+		return err
 	}
 	target := c.base.String() + path
 	var rd io.Reader

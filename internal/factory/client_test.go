@@ -103,3 +103,12 @@ func TestBadBaseURL(t *testing.T) {
 		t.Fatalf("err = %v, want a message naming %s", err, factory.URLEnv)
 	}
 }
+
+func TestPlainHTTPToAnotherHostIsRefused(t *testing.T) {
+	t.Parallel()
+	// 192.0.2.1 (TEST-NET-1) is never dialled: the URL is refused first.
+	_, err := factory.NewClient("http://192.0.2.1:8080", nil).Versions(context.Background())
+	if err == nil || !strings.Contains(err.Error(), factory.URLEnv) || !strings.Contains(err.Error(), "use https") {
+		t.Fatalf("err = %v, want a refusal naming %s and https", err, factory.URLEnv)
+	}
+}

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ohmytalos/ohmytalos/internal/safeurl"
 )
 
 // URLEnv names the environment variable that overrides the echo services
@@ -93,6 +95,13 @@ func URLs(fromSpec, fromEnv string) []string {
 func Detect(ctx context.Context, client *http.Client, urls []string) (Addresses, error) {
 	if client == nil {
 		client = http.DefaultClient
+	}
+	// The answer decides whom the firewall admits: an http answer from
+	// another machine could be anyone's.
+	for _, u := range urls {
+		if _, err := safeurl.Check("IP-echo URL ("+SpecKey+" or $"+URLEnv+")", u); err != nil {
+			return Addresses{}, fmt.Errorf("detect your public address: %w", err)
+		}
 	}
 	type answer struct {
 		addr netip.Addr

@@ -88,3 +88,17 @@ func TestURLs(t *testing.T) {
 		}
 	}
 }
+
+func TestDetectRefusesPlainHTTPToAnotherHost(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("203.0.113.7")) }))
+	defer srv.Close()
+	// A loopback echo over http answers; one on another machine over
+	// http is refused before anything is asked, even beside a good one.
+	if _, err := Detect(context.Background(), srv.Client(), []string{srv.URL}); err != nil {
+		t.Fatalf("loopback http: %v", err)
+	}
+	_, err := Detect(context.Background(), srv.Client(), []string{srv.URL, "http://192.0.2.1/ip"})
+	if err == nil || !strings.Contains(err.Error(), SpecKey) || !strings.Contains(err.Error(), URLEnv) || !strings.Contains(err.Error(), "use https") {
+		t.Fatalf("err = %v, want a refusal naming %s, %s and https", err, SpecKey, URLEnv)
+	}
+}

@@ -111,3 +111,34 @@ func TestDescribe(t *testing.T) {
 		}
 	}
 }
+
+func TestOpenAppendNarrowsAWiderMode(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "ohmytalos.log")
+	if err := os.WriteFile(p, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(p, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := OpenAppend(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("new\n")
+	f.Close()
+	if m := mode(t, p); m != 0o600 {
+		t.Errorf("mode %v, want 0600", m)
+	}
+	if b, _ := os.ReadFile(p); string(b) != "old\nnew\n" {
+		t.Errorf("content %q: the log was not appended to", b)
+	}
+	fresh := filepath.Join(t.TempDir(), "new.log")
+	f, err = OpenAppend(fresh)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if m := mode(t, fresh); m != 0o600 {
+		t.Errorf("new log mode %v, want 0600", m)
+	}
+}

@@ -133,7 +133,7 @@ func Start(ctx context.Context, o Options) (*Sandbox, error) {
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "ohmytalos sandbox: Hetzner API under /v1, Image Factory under /factory, bw serve under /bw, IP echo at /ip", http.StatusNotFound)
 	})
-	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
+	s.srv = &http.Server{Handler: markSandbox(mux), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
 	go func() { _ = s.srv.Serve(ln) }()
 	return s, nil
 }
@@ -146,7 +146,6 @@ func (s *Sandbox) Env() []string {
 		"OHMYTALOS_FACTORY_URL=" + s.FactoryURL,
 		"OHMYTALOS_IP_ECHO_URL=" + s.IPEchoURL,
 		fmt.Sprintf("OHMYTALOS_RESCUE_SSH_PORT=%d", s.RescueSSHPort),
-		"OHMYTALOS_SANDBOX=1",
 		BWServeURLEnv + "=" + s.BWServeURL,
 		BWItemEnv + "=" + s.BWItemID,
 	}
@@ -321,3 +320,14 @@ func randomToken() string {
 type nopWriter struct{}
 
 func (nopWriter) Write(p []byte) (int, error) { return len(p), nil }
+
+// markSandbox sets the header by which ohmytalos recognises the sandbox
+// (Ohmytalos-Sandbox: 1, named in internal/cloud's SandboxHeader) on every
+// answer: the SANDBOX label follows the endpoint actually dialled, never an
+// environment variable left behind.
+func markSandbox(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Ohmytalos-Sandbox", "1")
+		h.ServeHTTP(w, r)
+	})
+}

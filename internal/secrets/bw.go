@@ -177,14 +177,11 @@ func (p *bwProvider) run(ctx context.Context, bin string, args, positional []str
 		if ctxErr := ctx.Err(); ctxErr != nil {
 			return nil, fmt.Errorf("bw %s: %w", args[0], ctxErr)
 		}
-		msg := strings.TrimSpace(stderr.String())
-		if msg == "" {
-			msg = strings.TrimSpace(stdout.String())
-		}
-		if len(msg) > 300 {
-			msg = msg[:300] + "..."
-		}
-		return nil, fmt.Errorf("bw %s failed (%w): %s", args[0], err, msg)
+		// stdout is what bw was asked for (a password, items with their
+		// secrets): only stderr may explain a failure, bounded and
+		// redacted.
+		session, _ := p.env("BW_SESSION")
+		return nil, fmt.Errorf("bw %s failed (%w): %s", args[0], err, BoundOutput(stderr.Bytes(), NewValue(session)))
 	}
 	return stdout.Bytes(), nil
 }

@@ -2,12 +2,13 @@ package secrets
 
 import (
 	"fmt"
-	"net"
 	"net/url"
 	"regexp"
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/ohmytalos/ohmytalos/internal/safeurl"
 )
 
 // bwIDPattern is the shape of a Bitwarden item ID (a GUID). bw treats any
@@ -71,17 +72,9 @@ func checkServeURL(ref Ref, raw string) (*url.URL, error) {
 	switch {
 	case u.Scheme == "https":
 		return u, nil
-	case u.Scheme == "http" && isLoopbackHost(u.Hostname()):
+	case u.Scheme == "http" && safeurl.IsLoopbackHost(u.Hostname()):
 		return u, nil
 	}
 	return nil, fmt.Errorf("secret %s: bw serve URL %q is neither on this machine nor https: bw serve answers with decrypted secrets to anyone who can reach it; "+
 		"run it with \"bw serve --hostname localhost\" and use http://localhost:PORT, or put it behind https", ref.String(), raw)
-}
-
-func isLoopbackHost(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+
+	"github.com/ohmytalos/ohmytalos/internal/safeurl"
 )
 
 // AccessTokenEnv is the environment variable holding the Bitwarden Secrets
@@ -70,6 +72,10 @@ func bwsEndpoints(server string) (api, identity *string, err error) {
 	u, err := url.Parse(strings.TrimRight(server, "/"))
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return nil, nil, fmt.Errorf("bitwarden server URL %q is not an http(s) URL; use https://vault.bitwarden.eu for the EU cloud or your server's base URL", server)
+	}
+	// The access token and the secrets travel to this URL.
+	if _, err := safeurl.Check("bitwarden secrets manager serverURL", server); err != nil {
+		return nil, nil, err
 	}
 	switch strings.ToLower(u.Hostname()) {
 	case "bitwarden.com", "vault.bitwarden.com":

@@ -1,6 +1,9 @@
 package secrets
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestBWSEndpoints(t *testing.T) {
 	t.Parallel()
@@ -21,10 +24,13 @@ func TestBWSEndpoints(t *testing.T) {
 			t.Errorf("%q: got %q %q, want %q %q", tc.server, deref(api), deref(identity), tc.api, tc.identity)
 		}
 	}
-	for _, bad := range []string{"vault.example.org", "ftp://x", "https://"} {
+	for _, bad := range []string{"vault.example.org", "ftp://x", "https://", "http://vw.example.org", "http://10.0.0.2:8080"} {
 		if _, _, err := bwsEndpoints(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
+	}
+	if _, _, err := bwsEndpoints("http://vw.example.org"); err == nil || !strings.Contains(err.Error(), "serverURL") || !strings.Contains(err.Error(), "use https") {
+		t.Errorf("plain http to another host: %v", err)
 	}
 }
 

@@ -112,7 +112,8 @@ type Provider interface {
 
 // Redact replaces every occurrence of each non-empty value in s with
 // "[redacted]", and of the value with surrounding space trimmed (what API
-// clients are given, so what their errors echo). Longer secrets go first, so
+// clients are given, so what their errors echo), JSON-escaped or Go-quoted
+// (a key's line ends inside a JSON document or a %q). Longer secrets go first, so
 // a secret inside another leaves no part of the longer one. Use it on text
 // that came from elsewhere (a command's output, a remote error) before
 // logging, storing or returning it.
@@ -122,6 +123,7 @@ func Redact(s string, values ...Value) string {
 		raw := v.Reveal()
 		if trimmed := strings.TrimSpace(raw); trimmed != "" { // blank is no secret
 			secrets = append(secrets, raw, trimmed)
+			secrets = append(secrets, quotedForms(trimmed)...)
 		}
 	}
 	sort.SliceStable(secrets, func(i, j int) bool { return len(secrets[i]) > len(secrets[j]) })

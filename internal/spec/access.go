@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+
+	"github.com/ohmytalos/ohmytalos/internal/safeurl"
 )
 
 // validateAccess checks endpoint.access and firewall.ipEchoURL.
@@ -33,6 +35,9 @@ func (s *Spec) validateAccess(add func(field, reason, fix string)) {
 		u, err := url.Parse(raw)
 		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 			add("firewall.ipEchoURL", fmt.Sprintf("%q is not an http(s) URL", raw), `use an IP-echo service such as "https://api.ipify.org", or omit it`)
+		} else if u.Scheme == "http" && !safeurl.IsLoopbackHost(u.Hostname()) {
+			add("firewall.ipEchoURL", fmt.Sprintf("%q uses plain http to another machine: anyone on the way could answer and decide whom the firewall admits", raw),
+				`use https (e.g. "https://api.ipify.org"); plain http only to this machine (localhost)`)
 		}
 	}
 }

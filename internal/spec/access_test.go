@@ -32,6 +32,7 @@ func TestAccessProblems(t *testing.T) {
 		{"tailscale without key", "name: d\nendpoint: {access: tailscale}\n", "endpoint.access", "secrets.tailscaleAuthKey"},
 		{"access with lb", "name: d\nendpoint: {mode: loadbalancer, access: public}\n", "endpoint.access", "only for endpoint.mode vip"},
 		{"echo url", "name: d\nfirewall: {ipEchoURL: 'ftp://x'}\n", "firewall.ipEchoURL", "not an http(s) URL"},
+		{"echo url in clear", "name: d\nfirewall: {ipEchoURL: 'http://ifconfig.example/ip'}\n", "firewall.ipEchoURL", "plain http to another machine"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -178,6 +178,7 @@ func (s *Store) PutSecret(name string, plaintext []byte) error {
 	if err != nil {
 		return err
 	}
+	s.observed(name, plaintext)
 	ct, err := keys.Encrypt(plaintext)
 	if err != nil {
 		return err
@@ -219,5 +220,10 @@ func (s *Store) Secret(name string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read secret %s: %w", name, err)
 	}
-	return keys.Decrypt(ct)
+	pt, err := keys.Decrypt(ct)
+	if err != nil {
+		return nil, err
+	}
+	s.observed(name, pt)
+	return pt, nil
 }

@@ -76,6 +76,8 @@ type Store struct {
 	// rename: tests use it to simulate a crash at the worst moment.
 	beforeRename func() error
 	lockFile     *os.File
+	// observe sees every secret read or written (see SetSecretObserver).
+	observe func(name string, plaintext []byte)
 }
 
 // ErrNewerSchema is returned when the state was written by a newer build.

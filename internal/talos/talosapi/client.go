@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/siderolabs/talos/pkg/machinery/client"
@@ -90,6 +91,15 @@ func (c *Client) Version(ctx context.Context) (string, error) {
 // WaitReady polls Version with exponential backoff until the node answers,
 // ctx ends, or an error that waiting cannot fix (TLS, authorization) occurs.
 func (c *Client) WaitReady(ctx context.Context) error {
+	return c.WaitReadyReporting(ctx, 0, nil)
+}
+
+// WaitReadyReporting is WaitReady that calls report with how long it has
+// waited and the last error, after the first failed attempt and then at
+// most every interval while the node does not answer, so a long wait is
+// never silent. The error when ctx ends names the endpoint and port and
+// the last error seen.
+func (c *Client) WaitReadyReporting(ctx context.Context, every time.Duration, report func(waited time.Duration, last error)) error {
 	const (
 		first = 100 * time.Millisecond
 		// limit is how late a node that came up is noticed at most: the
@@ -102,6 +112,9 @@ func (c *Client) WaitReady(ctx context.Context) error {
 	)
 
 	delay := first
+	start := time.Now()
+
+	var reported time.Time
 
 	for {
 		callCtx, cancel := context.WithTimeout(ctx, attempt)
@@ -117,15 +130,30 @@ func (c *Client) WaitReady(ctx context.Context) error {
 			return err
 		}
 
+		if report != nil && (reported.IsZero() || time.Since(reported) >= every) {
+			report(time.Since(start).Round(time.Second), err)
+			reported = time.Now()
+		}
+
 		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
 			t.Stop()
 
-			return fmt.Errorf("wait for Talos API at %s: %w (last error: %w)", c.endpoint, ctx.Err(), err)
+			return fmt.Errorf("wait for Talos API at %s: no answer after %s: %w (last error: %w)",
+				c.address(), time.Since(start).Round(time.Second), ctx.Err(), err)
 		case <-t.C:
 		}
 
 		delay = min(delay*2, limit)
 	}
+}
+
+// address is the endpoint with its port (50000 when the endpoint has none).
+func (c *Client) address() string {
+	if _, _, err := net.SplitHostPort(c.endpoint); err == nil {
+		return c.endpoint
+	}
+
+	return net.JoinHostPort(c.endpoint, "50000")
 }
