@@ -66,7 +66,7 @@ func (s *Configs) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error
 
 // Apply implements engine.Step.
 func (s *Configs) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) error {
-	if _, err := s.ensureSecrets(env, emit); err != nil {
+	if _, err := s.ensureSecrets(ctx, env, emit); err != nil {
 		return err
 	}
 	rendered, err := s.renderAll(ctx, env)
@@ -88,14 +88,19 @@ func (s *Configs) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) 
 }
 
 // ensureSecrets creates the secrets bundle and the disk passphrase once.
-func (s *Configs) ensureSecrets(env *engine.Env, emit engine.Emit) (bool, error) {
+// It never creates them while the cluster has servers (they were made with
+// the old ones) nor over a file on disk (state.CreateSecret refuses).
+func (s *Configs) ensureSecrets(ctx context.Context, env *engine.Env, emit engine.Emit) (bool, error) {
 	created := false
 	if !env.State.HasSecret(secretBundle) {
+		if err := s.d.refuseNewRoot(ctx, env, "Talos secrets bundle", secretBundle); err != nil {
+			return false, err
+		}
 		b, err := talos.NewBundle(env.Spec.Talos.Version)
 		if err != nil {
 			return false, err
 		}
-		if err := env.State.PutSecret(secretBundle, b); err != nil {
+		if err := env.State.CreateSecret(secretBundle, b); err != nil {
 			return false, err
 		}
 		created = true
@@ -103,11 +108,14 @@ func (s *Configs) ensureSecrets(env *engine.Env, emit engine.Emit) (bool, error)
 			Message: "stored encrypted in " + env.State.SecretPath(secretBundle)})
 	}
 	if !env.State.HasSecret(secretDisk) {
+		if err := s.d.refuseNewRoot(ctx, env, "disk passphrase", secretDisk); err != nil {
+			return false, err
+		}
 		buf := make([]byte, 32)
 		if _, err := rand.Read(buf); err != nil {
 			return false, err
 		}
-		if err := env.State.PutSecret(secretDisk, []byte(base64.RawStdEncoding.EncodeToString(buf))); err != nil {
+		if err := env.State.CreateSecret(secretDisk, []byte(base64.RawStdEncoding.EncodeToString(buf))); err != nil {
 			return false, err
 		}
 		emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionCreate, Resource: "disk-passphrase/" + env.Spec.Name,
@@ -279,7 +287,7 @@ func snapshotFor(env *engine.Env, n spec.Node) (*hcloud.Image, error) {
 // every node group's validated machine config (for review or GitOps).
 func RenderConfigs(ctx context.Context, d *Deps, env *engine.Env) (map[string]talos.Rendered, error) {
 	s := &Configs{d: d}
-	if _, err := s.ensureSecrets(env, func(engine.Event) {}); err != nil {
+	if _, err := s.ensureSecrets(ctx, env, func(engine.Event) {}); err != nil {
 		return nil, err
 	}
 	return s.renderAll(ctx, env)

@@ -216,7 +216,7 @@ func Destroy(ctx context.Context, d *Deps, env *engine.Env, p *DestroyPlan, emit
 			return err
 		}
 	}
-	return env.State.Update(func(st *state.State) error {
+	err = env.State.Update(func(st *state.State) error {
 		keys := make([]string, 0, len(st.Resources))
 		for k := range st.Resources {
 			keys = append(keys, k)
@@ -235,8 +235,18 @@ func Destroy(ctx context.Context, d *Deps, env *engine.Env, p *DestroyPlan, emit
 		if len(p.Snapshots) > 0 {
 			delete(st.Data, dataImages)
 		}
-		delete(st.Secrets, secretKubeconfig)
-		delete(st.Secrets, secretTalosconfig)
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	// The client configs name servers that are gone: they are kept as
+	// timestamped backups, never deleted. The bundle and the disk
+	// passphrase stay: a re-apply makes the same cluster anew.
+	for _, name := range []string{secretKubeconfig, secretTalosconfig} {
+		if err := env.State.RetireSecret(name); err != nil {
+			return err
+		}
+	}
+	return nil
 }

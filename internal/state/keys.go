@@ -172,27 +172,6 @@ func (s *Store) keyring() (*Keyring, error) {
 	return s.keys, nil
 }
 
-// PutSecret encrypts plaintext and stores it as secrets/NAME.age.
-func (s *Store) PutSecret(name string, plaintext []byte) error {
-	keys, err := s.keyring()
-	if err != nil {
-		return err
-	}
-	ct, err := keys.Encrypt(plaintext)
-	if err != nil {
-		return err
-	}
-	dir := filepath.Join(s.dir, "secrets")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
-	}
-	rel := filepath.Join("secrets", name+".age")
-	if err := writeAtomic(filepath.Join(s.dir, rel), ct, nil); err != nil {
-		return err
-	}
-	return s.Update(func(st *State) error { st.Secrets[name] = rel; return nil })
-}
-
 // HasSecret reports whether a secret blob is stored.
 func (s *Store) HasSecret(name string) bool {
 	s.mu.Lock()

@@ -100,6 +100,7 @@ func Open(dir, cluster string, keys *Keyring) (*Store, error) {
 		return nil, fmt.Errorf("state in %s belongs to cluster %q, not %q: pass the right --state-dir or --config", dir, st.Cluster, cluster)
 	}
 	normalize(st)
+	adoptSecretFiles(dir, st)
 	s.cur = st
 	return s, nil
 }
@@ -114,6 +115,10 @@ func Exists(dir string) bool {
 func (s *Store) Dir() string { return s.dir }
 
 const fileName = "state.json"
+
+// backupName is the previous state.json, kept by every write: a state
+// file damaged after the last write can be restored from it.
+const backupName = fileName + ".bak"
 
 func normalize(st *State) {
 	if st.Steps == nil {
@@ -142,14 +147,14 @@ func (s *Store) read() (*State, error) {
 		Schema int `json:"schema"`
 	}
 	if err := json.Unmarshal(b, &probe); err != nil {
-		return nil, fmt.Errorf("state file %s is corrupt (%v): restore it from a backup, or move it away to start over", filepath.Join(s.dir, fileName), err)
+		return nil, corruptError(s.dir, err)
 	}
 	if probe.Schema > SchemaVersion {
 		return nil, fmt.Errorf("%w: %s has schema %d, this build reads up to %d; upgrade ohmytalos", ErrNewerSchema, filepath.Join(s.dir, fileName), probe.Schema, SchemaVersion)
 	}
 	var st State
 	if err := json.Unmarshal(b, &st); err != nil {
-		return nil, fmt.Errorf("state file %s is corrupt: %w", filepath.Join(s.dir, fileName), err)
+		return nil, corruptError(s.dir, err)
 	}
 	return &st, nil
 }
@@ -184,6 +189,7 @@ func (s *Store) Update(fn func(*State) error) error {
 	if err != nil {
 		return fmt.Errorf("encode state: %w", err)
 	}
+	keepPrevious(filepath.Join(s.dir, fileName))
 	if err := writeAtomic(filepath.Join(s.dir, fileName), b, s.beforeRename); err != nil {
 		return err
 	}
@@ -273,4 +279,29 @@ func writeAtomic(path string, data []byte, beforeRename func() error) error {
 		d.Close()
 	}
 	return nil
+}
+
+// keepPrevious hard-links the current state file to state.json.bak before
+// it is replaced: the rename then leaves the old content under the backup
+// name. Best effort: a state without a backup still works.
+func keepPrevious(path string) {
+	if _, err := os.Stat(path); err != nil {
+		return
+	}
+	bak := filepath.Join(filepath.Dir(path), backupName)
+	_ = os.Remove(bak)
+	_ = os.Link(path, bak)
+}
+
+// corruptError explains a state file that cannot be decoded, and the
+// recoveries that keep the cluster's secrets: never one that loses them.
+func corruptError(dir string, cause error) error {
+	path := filepath.Join(dir, fileName)
+	restore := ""
+	if _, err := os.Stat(filepath.Join(dir, backupName)); err == nil {
+		restore = fmt.Sprintf("restore the previous write with \"cp %s %s\", or ", filepath.Join(dir, backupName), path)
+	}
+	return fmt.Errorf("state file %s is corrupt: %w; keep %s where it is (it holds the cluster's Talos secrets bundle, never delete or move it), then %s"+
+		"move only %s aside and run apply: it rebuilds the state from the kept secrets and the resources labelled with the cluster's ID",
+		path, cause, filepath.Join(dir, "secrets"), restore, fileName)
 }
