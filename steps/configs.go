@@ -92,6 +92,11 @@ func (s *Configs) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) 
 // the old ones) nor over a file on disk (state.CreateSecret refuses).
 func (s *Configs) ensureSecrets(ctx context.Context, env *engine.Env, emit engine.Emit) (bool, error) {
 	created := false
+	// The cluster's ID is made with its bundle (or before, by the first
+	// step that creates a resource) and kept beside it in secrets/.
+	if _, err := applyClusterID(env); err != nil {
+		return false, err
+	}
 	if !env.State.HasSecret(secretBundle) {
 		if err := s.d.refuseNewRoot(ctx, env, "Talos secrets bundle", secretBundle); err != nil {
 			return false, err
@@ -193,7 +198,7 @@ func (d *Deps) clusterInput(ctx context.Context, env *engine.Env) (talos.Cluster
 
 // apiLBAddress is the public IPv4 of the API load balancer.
 func (d *Deps) apiLBAddress(ctx context.Context, env *engine.Env) (string, error) {
-	key, _, _ := apiLB(env.Spec)
+	key, _, _ := apiLB(env.Spec, "")
 	r, ok := env.State.Resource(key)
 	if !ok {
 		return "", fmt.Errorf("the API load balancer does not exist yet: run the pools step first")

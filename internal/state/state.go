@@ -27,8 +27,12 @@ const (
 
 // State is what a cluster's runs have done so far.
 type State struct {
-	Schema    int                        `json:"schema"`
-	Cluster   string                     `json:"cluster"`
+	Schema  int    `json:"schema"`
+	Cluster string `json:"cluster"`
+	// ClusterID is the cluster's random identity, carried by every
+	// resource as the label ohmytalos.io/cluster-id: two checkouts of a
+	// spec with the same name are two clusters.
+	ClusterID string                     `json:"clusterID,omitempty"`
 	SpecHash  string                     `json:"specHash,omitempty"`
 	Created   time.Time                  `json:"created"`
 	Updated   time.Time                  `json:"updated"`
@@ -70,8 +74,9 @@ type Store struct {
 	keys      *Keyring
 	keyLoader func() (*Keyring, error)
 
-	mu  sync.Mutex
-	cur *State
+	mu   sync.Mutex
+	idMu sync.Mutex // serialises EnsureClusterID
+	cur  *State
 	// beforeRename, when set, runs between writing the temp file and the
 	// rename: tests use it to simulate a crash at the worst moment.
 	beforeRename func() error
@@ -101,6 +106,9 @@ func Open(dir, cluster string, keys *Keyring) (*Store, error) {
 	}
 	normalize(st)
 	adoptSecretFiles(dir, st)
+	if err := adoptClusterID(dir, st); err != nil {
+		return nil, err
+	}
 	s.cur = st
 	return s, nil
 }
