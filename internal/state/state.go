@@ -71,6 +71,7 @@ func (s State) Step(name string) StepState {
 // Store reads and writes one cluster's state directory.
 type Store struct {
 	dir       string
+	cluster   string // "" accepts any state's cluster
 	keys      *Keyring
 	keyLoader func() (*Keyring, error)
 
@@ -92,25 +93,57 @@ func Open(dir, cluster string, keys *Keyring) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create state directory %s: %w", dir, err)
 	}
-	s := &Store{dir: dir, keys: keys}
-	st, err := s.read()
+	s := &Store{dir: dir, keys: keys, cluster: cluster}
+	st, err := s.load()
 	if err != nil {
 		return nil, err
 	}
 	if st == nil {
 		now := time.Now().UTC()
 		st = &State{Schema: SchemaVersion, Cluster: cluster, Created: now}
-	}
-	if st.Cluster != cluster && cluster != "" {
-		return nil, fmt.Errorf("state in %s belongs to cluster %q, not %q: pass the right --state-dir or --config", dir, st.Cluster, cluster)
-	}
-	normalize(st)
-	adoptSecretFiles(dir, st)
-	if err := adoptClusterID(dir, st); err != nil {
-		return nil, err
+		normalize(st)
+		adoptSecretFiles(dir, st)
+		if err := adoptClusterID(dir, st); err != nil {
+			return nil, err
+		}
 	}
 	s.cur = st
 	return s, nil
+}
+
+// load reads the state file and checks it is the cluster's; nil when
+// there is no state file yet.
+func (s *Store) load() (*State, error) {
+	st, err := s.read()
+	if err != nil || st == nil {
+		return nil, err
+	}
+	if st.Cluster != s.cluster && s.cluster != "" {
+		return nil, fmt.Errorf("state in %s belongs to cluster %q, not %q: pass the right --state-dir or --config", s.dir, st.Cluster, s.cluster)
+	}
+	normalize(st)
+	adoptSecretFiles(s.dir, st)
+	if err := adoptClusterID(s.dir, st); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// reload replaces the in-memory state with the file's, after the lock
+// is taken: a run that opened the state while another held the lock
+// must not write that other run's old state back.
+func (s *Store) reload() error {
+	st, err := s.load()
+	if err != nil {
+		return err
+	}
+	if st == nil {
+		return nil // nothing written yet: what Open made stands
+	}
+	s.mu.Lock()
+	s.cur = st
+	s.mu.Unlock()
+	return nil
 }
 
 // Exists reports whether dir holds a state file.
