@@ -52,7 +52,7 @@ func (s *Store) PutSecret(name string, plaintext []byte) error {
 }
 
 func (s *Store) putSecret(name string, plaintext []byte, replace bool) error {
-	keys, err := s.keyring()
+	keys, err := s.keyringFor(true)
 	if err != nil {
 		return err
 	}

@@ -74,6 +74,7 @@ type Store struct {
 	cluster   string // "" accepts any state's cluster
 	keys      *Keyring
 	keyLoader func() (*Keyring, error)
+	keyFinder func() (*Keyring, error)
 
 	mu   sync.Mutex
 	idMu sync.Mutex // serialises EnsureClusterID
