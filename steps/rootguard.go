@@ -23,7 +23,7 @@ func (d *Deps) refuseNewRoot(ctx context.Context, env *engine.Env, what, name st
 	sel := cloud.Selector(map[string]string{cloud.LabelCluster: env.Spec.Name})
 	servers, err := c.Server.AllWithOpts(ctx, hcloud.ServerListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
 	if err != nil {
-		return fmt.Errorf("list servers labelled %s before creating a %s: %w", sel, what, err)
+		return fmt.Errorf("list servers labelled %s before creating a %s: %w; a new one is made only once Hetzner confirms that no server of the cluster exists (they would need the old one): check secrets.hcloudToken and the network, then run again", sel, what, err)
 	}
 	if len(servers) == 0 {
 		return nil

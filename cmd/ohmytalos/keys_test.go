@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ohmytalos/ohmytalos/internal/sandbox"
 	"github.com/ohmytalos/ohmytalos/internal/state"
 )
 
@@ -50,4 +52,18 @@ func TestReadOnlyCommandsUnderAnotherHomeCreateNoIdentity(t *testing.T) {
 	if found, _ := filepath.Glob(filepath.Join(home, ".config", "*", "*")); len(found) != 0 {
 		t.Errorf("a read-only command created %v", found)
 	}
+}
+
+// hetznerFor points HCLOUD_ENDPOINT at a sandbox Hetzner API that accepts
+// token: commands that create a Talos secrets bundle first check that no
+// server of the cluster exists, and no test may reach the internet.
+func hetznerFor(t *testing.T, token string) {
+	t.Helper()
+	sb, err := sandbox.Start(context.Background(), sandbox.Options{Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	t.Setenv("HCLOUD_ENDPOINT", sb.HCloudURL)
+	t.Setenv("HCLOUD_TOKEN", token)
 }
