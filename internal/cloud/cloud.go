@@ -21,9 +21,7 @@ import (
 // Labels that mark ohmytalos' resources.
 const (
 	LabelCluster   = "ohmytalos.io/cluster"
-	// LabelClusterID carries the cluster's random ID: a resource is the
-	// cluster's only when it matches (the name alone is not an identity).
-	LabelClusterID = "ohmytalos.io/cluster-id"
+	LabelClusterID = "ohmytalos.io/cluster-id" // the cluster's random ID: its identity, not its name
 	LabelManagedBy = "ohmytalos.io/managed-by"
 	LabelRole      = "ohmytalos.io/role"
 	LabelPool      = "ohmytalos.io/pool"
