@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -58,6 +59,12 @@ func (s *Configs) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error
 		a = engine.ActionReuse
 	}
 	p.Items = append(p.Items, engine.PlanItem{Action: a, Kind: "talos-secrets", Name: env.Spec.Name, Detail: "encrypted at rest with age"})
+	if a == engine.ActionCreate {
+		// Apply will refuse when the cluster's servers exist: say so now.
+		if err := s.d.refuseNewRoot(ctx, env, "Talos secrets bundle", secretBundle); errors.Is(err, errNewRootRefused) {
+			p.Notes = append(p.Notes, "apply will fail: "+err.Error())
+		}
+	}
 	for _, g := range groups(env.Spec) {
 		p.Items = append(p.Items, engine.PlanItem{Action: engine.ActionRender, Kind: "machine-config", Name: g.Pool, Detail: g.Role})
 	}

@@ -2,6 +2,7 @@ package steps
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -10,6 +11,10 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 )
+
+// errNewRootRefused marks refuseNewRoot's refusal (servers exist), as
+// opposed to a failed check.
+var errNewRootRefused = errors.New("refusing to create")
 
 // refuseNewRoot fails when a new root secret (the Talos secrets bundle, the
 // disk passphrase) would be created while servers labelled for the cluster
@@ -32,8 +37,8 @@ func (d *Deps) refuseNewRoot(ctx context.Context, env *engine.Env, what, name st
 	for _, s := range servers {
 		names = append(names, fmt.Sprintf("%s (%d)", s.Name, s.ID))
 	}
-	return fmt.Errorf("refusing to create a new %s: %d servers labelled %s exist (%s) and %s is missing, so they were made with another one that a new %s would replace for good; "+
+	return fmt.Errorf("%w a new %s: %d servers labelled %s exist (%s) and %s is missing, so they were made with another one that a new %s would replace for good; "+
 		"if they are this cluster's, put the kept %s back (from the secrets/ folder of the state you moved away, or your backup) and run apply again; "+
 		"if they belong to another cluster of the same name, give this spec another name",
-		what, len(servers), sel, strings.Join(names, ", "), env.State.SecretPath(name), what, env.State.SecretPath(name))
+		errNewRootRefused, what, len(servers), sel, strings.Join(names, ", "), env.State.SecretPath(name), what, env.State.SecretPath(name))
 }
