@@ -74,7 +74,7 @@ func (d *Deps) Kube(ctx context.Context, env *engine.Env) (*kube.Client, error) 
 
 // addonInputs looks up what the manifests need at apply time.
 func (d *Deps) addonInputs(ctx context.Context, env *engine.Env) (addons.Inputs, error) {
-	in := addons.Inputs{}
+	in := addons.Inputs{ClusterID: env.State.ClusterID()}
 	if r, ok := env.State.Resource(keyNetwork); ok {
 		in.NetworkID = r.ID
 	}

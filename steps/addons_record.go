@@ -25,7 +25,7 @@ type addonRecord struct {
 // planInputs are the inputs plan and the record render with: the network
 // ID from the state and the redacted token, never a looked-up secret.
 func planInputs(env *engine.Env) addons.Inputs {
-	in := addons.Inputs{Token: addons.Redacted, Backup: plannedBackupInputs()}
+	in := addons.Inputs{Token: addons.Redacted, Backup: plannedBackupInputs(), ClusterID: env.State.ClusterID()}
 	if r, ok := env.State.Resource(keyNetwork); ok {
 		in.NetworkID = r.ID
 	}

@@ -63,9 +63,9 @@ func (d *Deps) addresses(ctx context.Context, env *engine.Env) ([]nodeAddr, erro
 	if err != nil {
 		return nil, err
 	}
-	list, err := c.Server.AllWithOpts(ctx, hcloud.ServerListOpts{ListOpts: hcloud.ListOpts{LabelSelector: cloud.ClusterSelector(env.Spec.Name)}})
+	list, err := ownedServers(ctx, c, env.State, env.Spec.Name)
 	if err != nil {
-		return nil, fmt.Errorf("list servers: %w", err)
+		return nil, err
 	}
 	byNode := map[string]*hcloud.Server{}
 	for _, sv := range list {

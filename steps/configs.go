@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -58,6 +59,12 @@ func (s *Configs) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error
 		a = engine.ActionReuse
 	}
 	p.Items = append(p.Items, engine.PlanItem{Action: a, Kind: "talos-secrets", Name: env.Spec.Name, Detail: "encrypted at rest with age"})
+	if a == engine.ActionCreate {
+		// Apply will refuse when the cluster's servers exist: say so now.
+		if err := s.d.refuseNewRoot(ctx, env, "Talos secrets bundle", secretBundle); errors.Is(err, errNewRootRefused) {
+			p.Notes = append(p.Notes, "apply will fail: "+err.Error())
+		}
+	}
 	for _, g := range groups(env.Spec) {
 		p.Items = append(p.Items, engine.PlanItem{Action: engine.ActionRender, Kind: "machine-config", Name: g.Pool, Detail: g.Role})
 	}
@@ -66,7 +73,7 @@ func (s *Configs) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error
 
 // Apply implements engine.Step.
 func (s *Configs) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) error {
-	if _, err := s.ensureSecrets(env, emit); err != nil {
+	if _, err := s.ensureSecrets(ctx, env, emit); err != nil {
 		return err
 	}
 	rendered, err := s.renderAll(ctx, env)
@@ -88,14 +95,24 @@ func (s *Configs) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) 
 }
 
 // ensureSecrets creates the secrets bundle and the disk passphrase once.
-func (s *Configs) ensureSecrets(env *engine.Env, emit engine.Emit) (bool, error) {
+// It never creates them while the cluster has servers (they were made with
+// the old ones) nor over a file on disk (state.CreateSecret refuses).
+func (s *Configs) ensureSecrets(ctx context.Context, env *engine.Env, emit engine.Emit) (bool, error) {
 	created := false
+	// The cluster's ID is made with its bundle (or before, by the first
+	// step that creates a resource) and kept beside it in secrets/.
+	if _, err := applyClusterID(env); err != nil {
+		return false, err
+	}
 	if !env.State.HasSecret(secretBundle) {
+		if err := s.d.refuseNewRoot(ctx, env, "Talos secrets bundle", secretBundle); err != nil {
+			return false, err
+		}
 		b, err := talos.NewBundle(env.Spec.Talos.Version)
 		if err != nil {
 			return false, err
 		}
-		if err := env.State.PutSecret(secretBundle, b); err != nil {
+		if err := env.State.CreateSecret(secretBundle, b); err != nil {
 			return false, err
 		}
 		created = true
@@ -103,11 +120,14 @@ func (s *Configs) ensureSecrets(env *engine.Env, emit engine.Emit) (bool, error)
 			Message: "stored encrypted in " + env.State.SecretPath(secretBundle)})
 	}
 	if !env.State.HasSecret(secretDisk) {
+		if err := s.d.refuseNewRoot(ctx, env, "disk passphrase", secretDisk); err != nil {
+			return false, err
+		}
 		buf := make([]byte, 32)
 		if _, err := rand.Read(buf); err != nil {
 			return false, err
 		}
-		if err := env.State.PutSecret(secretDisk, []byte(base64.RawStdEncoding.EncodeToString(buf))); err != nil {
+		if err := env.State.CreateSecret(secretDisk, []byte(base64.RawStdEncoding.EncodeToString(buf))); err != nil {
 			return false, err
 		}
 		emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionCreate, Resource: "disk-passphrase/" + env.Spec.Name,
@@ -185,7 +205,7 @@ func (d *Deps) clusterInput(ctx context.Context, env *engine.Env) (talos.Cluster
 
 // apiLBAddress is the public IPv4 of the API load balancer.
 func (d *Deps) apiLBAddress(ctx context.Context, env *engine.Env) (string, error) {
-	key, _, _ := apiLB(env.Spec)
+	key, _, _ := apiLB(env.Spec, "")
 	r, ok := env.State.Resource(key)
 	if !ok {
 		return "", fmt.Errorf("the API load balancer does not exist yet: run the pools step first")
@@ -279,7 +299,7 @@ func snapshotFor(env *engine.Env, n spec.Node) (*hcloud.Image, error) {
 // every node group's validated machine config (for review or GitOps).
 func RenderConfigs(ctx context.Context, d *Deps, env *engine.Env) (map[string]talos.Rendered, error) {
 	s := &Configs{d: d}
-	if _, err := s.ensureSecrets(env, func(engine.Event) {}); err != nil {
+	if _, err := s.ensureSecrets(ctx, env, func(engine.Event) {}); err != nil {
 		return nil, err
 	}
 	return s.renderAll(ctx, env)

@@ -17,6 +17,19 @@ type Doomed struct {
 	Kind, Name string
 	ID         int64
 	Why        string // "labelled for the cluster", "created by the cloud controller in the cluster network", ...
+	// Unowned marks a resource with the cluster's name but neither in its
+	// state nor carrying its ID: another checkout or cluster may own it.
+	Unowned bool
+}
+
+// DestroyOptions say what destroy takes beyond the cluster's own resources.
+type DestroyOptions struct {
+	// Images also deletes the snapshots this cluster built (never those
+	// it reused).
+	Images bool
+	// IncludeUnowned also deletes resources labelled with the cluster's
+	// name that are neither in its state nor carry its ID.
+	IncludeUnowned bool
 }
 
 // DestroyPlan lists what destroy deletes, in deletion order.
@@ -29,13 +42,22 @@ type DestroyPlan struct {
 	Networks      []*hcloud.Network
 	Snapshots     []*hcloud.Image
 	Items         []Doomed
+	// Unowned are resources with the cluster's name that are not this
+	// cluster's; they are in the lists above only with IncludeUnowned.
+	Unowned []Doomed
+	// Kept are snapshots the state lists that this cluster did not build
+	// (reused): destroy --images keeps them.
+	Kept []Doomed
 }
 
-// PlanDestroy finds everything labelled for the cluster, plus load balancers
-// the cloud controller created for the cluster's Services (they sit in the
-// cluster network and would block its deletion). Snapshots are shared
-// between clusters and only listed with images.
-func PlanDestroy(ctx context.Context, d *Deps, env *engine.Env, images bool) (*DestroyPlan, error) {
+// PlanDestroy finds what is the cluster's: resources labelled with its name
+// that its state lists or that carry its ID, load balancers the cloud
+// controller created in its network, and the CSI driver's volumes that
+// carry its ID or are attached to its servers. The rest of what carries
+// the name is listed as Unowned and deleted only with IncludeUnowned.
+// Snapshots are shared between clusters: with Images, only those this
+// cluster built go.
+func PlanDestroy(ctx context.Context, d *Deps, env *engine.Env, opts DestroyOptions) (*DestroyPlan, error) {
 	c, err := d.HCloud(ctx, env.Spec)
 	if err != nil {
 		return nil, err
@@ -43,90 +65,192 @@ func PlanDestroy(ctx context.Context, d *Deps, env *engine.Env, images bool) (*D
 	sel := cloud.ClusterSelector(env.Spec.Name)
 	list := hcloud.ListOpts{LabelSelector: sel}
 	p := &DestroyPlan{}
-	if p.Networks, err = c.Network.AllWithOpts(ctx, hcloud.NetworkListOpts{ListOpts: list}); err != nil {
+	dc := destroyClassifier{st: env.State, opts: opts, p: p}
+	nets, err := c.Network.AllWithOpts(ctx, hcloud.NetworkListOpts{ListOpts: list})
+	if err != nil {
 		return nil, fmt.Errorf("list networks: %w", err)
 	}
-	nets := map[int64]bool{}
-	for _, n := range p.Networks {
-		nets[n.ID] = true
-	}
-	lbs, err := c.LoadBalancer.All(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("list load balancers: %w", err)
-	}
-	for _, lb := range lbs {
-		switch {
-		case lb.Labels[cloud.LabelCluster] == env.Spec.Name && lb.Labels[cloud.LabelManagedBy] == cloud.ManagedBy:
-			p.add(&p.LoadBalancers, lb, "load-balancer", lb.Name, lb.ID, "labelled for the cluster")
-		case inNetworks(lb, nets):
-			p.add(&p.LoadBalancers, lb, "load-balancer", lb.Name, lb.ID, "in the cluster network (made by the cloud controller for a Service)")
+	ownNets := map[int64]bool{}
+	for _, n := range nets {
+		if dc.take("network", n.Name, n.ID, n.Labels) {
+			p.Networks = append(p.Networks, n)
+			ownNets[n.ID] = true
 		}
 	}
-	if p.Servers, err = c.Server.AllWithOpts(ctx, hcloud.ServerListOpts{ListOpts: list}); err != nil {
+	if err := planLoadBalancers(ctx, c, &dc, env.Spec.Name, ownNets); err != nil {
+		return nil, err
+	}
+	servers, err := c.Server.AllWithOpts(ctx, hcloud.ServerListOpts{ListOpts: list})
+	if err != nil {
 		return nil, fmt.Errorf("list servers: %w", err)
 	}
-	if p.Volumes, err = c.Volume.AllWithOpts(ctx, hcloud.VolumeListOpts{ListOpts: list}); err != nil {
-		return nil, fmt.Errorf("list volumes: %w", err)
+	ownServers := map[int64]bool{}
+	for _, s := range servers {
+		if dc.take("server", s.Name, s.ID, s.Labels) {
+			p.Servers = append(p.Servers, s)
+			ownServers[s.ID] = true
+		}
 	}
-	// The CSI driver's volumes (PersistentVolumeClaims) carry the cluster
-	// label too (addons.CSIVolumeLabels) and its own managed-by: they bill
-	// per GB until deleted, so they go with the cluster.
-	csiSel := cloud.Selector(map[string]string{cloud.LabelCluster: env.Spec.Name, "managed-by": "csi-driver"})
-	csiVols, err := c.Volume.AllWithOpts(ctx, hcloud.VolumeListOpts{ListOpts: hcloud.ListOpts{LabelSelector: csiSel}})
+	if err := planVolumes(ctx, c, &dc, env.Spec.Name, list, ownServers); err != nil {
+		return nil, err
+	}
+	fws, err := c.Firewall.AllWithOpts(ctx, hcloud.FirewallListOpts{ListOpts: list})
 	if err != nil {
-		return nil, fmt.Errorf("list the CSI driver's volumes: %w", err)
-	}
-	ours := len(p.Volumes)
-	p.Volumes = append(p.Volumes, csiVols...)
-	if p.Firewalls, err = c.Firewall.AllWithOpts(ctx, hcloud.FirewallListOpts{ListOpts: list}); err != nil {
 		return nil, fmt.Errorf("list firewalls: %w", err)
 	}
-	if p.Groups, err = c.PlacementGroup.AllWithOpts(ctx, hcloud.PlacementGroupListOpts{ListOpts: list}); err != nil {
+	for _, f := range fws {
+		if dc.take("firewall", f.Name, f.ID, f.Labels) {
+			p.Firewalls = append(p.Firewalls, f)
+		}
+	}
+	groups, err := c.PlacementGroup.AllWithOpts(ctx, hcloud.PlacementGroupListOpts{ListOpts: list})
+	if err != nil {
 		return nil, fmt.Errorf("list placement groups: %w", err)
 	}
-	if images {
-		var data imagesData
-		if _, err := env.State.GetData(dataImages, &data); err != nil {
+	for _, g := range groups {
+		if dc.take("placement-group", g.Name, g.ID, g.Labels) {
+			p.Groups = append(p.Groups, g)
+		}
+	}
+	if opts.Images {
+		if err := planSnapshots(ctx, c, &dc); err != nil {
 			return nil, err
 		}
-		for _, id := range data.Snapshots {
-			img, _, err := c.Image.GetByID(ctx, id)
-			if err != nil {
-				return nil, fmt.Errorf("get snapshot %d: %w", id, err)
-			}
-			if img != nil {
-				p.Snapshots = append(p.Snapshots, img)
-			}
-		}
 	}
-	for _, s := range p.Servers {
-		p.Items = append(p.Items, Doomed{"server", s.Name, s.ID, "labelled for the cluster"})
-	}
-	for i, v := range p.Volumes {
-		why := "labelled for the cluster"
-		if i >= ours {
-			why = fmt.Sprintf("made by the CSI driver for claim %s/%s (its data is lost)", v.Labels["pvc-namespace"], v.Labels["pvc-name"])
-		}
-		p.Items = append(p.Items, Doomed{"volume", v.Name, v.ID, why})
-	}
-	for _, f := range p.Firewalls {
-		p.Items = append(p.Items, Doomed{"firewall", f.Name, f.ID, "labelled for the cluster"})
-	}
-	for _, g := range p.Groups {
-		p.Items = append(p.Items, Doomed{"placement-group", g.Name, g.ID, "labelled for the cluster"})
-	}
-	for _, n := range p.Networks {
-		p.Items = append(p.Items, Doomed{"network", n.Name, n.ID, "labelled for the cluster"})
-	}
-	for _, i := range p.Snapshots {
-		p.Items = append(p.Items, Doomed{"snapshot", i.Description, i.ID, "built for this cluster (--images)"})
-	}
+	p.order()
 	return p, nil
 }
 
-func (p *DestroyPlan) add(list *[]*hcloud.LoadBalancer, lb *hcloud.LoadBalancer, kind, name string, id int64, why string) {
-	*list = append(*list, lb)
-	p.Items = append(p.Items, Doomed{kind, name, id, why})
+// destroyClassifier sorts what carries the cluster's name into the
+// cluster's own resources and the others.
+type destroyClassifier struct {
+	st   *state.Store
+	opts DestroyOptions
+	p    *DestroyPlan
+}
+
+// take classifies one resource labelled with the cluster's name and
+// reports whether destroy deletes it.
+func (dc *destroyClassifier) take(kind, name string, id int64, labels map[string]string) bool {
+	return dc.takeWhy(kind, name, id, labels, "labelled for the cluster")
+}
+
+func (dc *destroyClassifier) takeWhy(kind, name string, id int64, labels map[string]string, why string) bool {
+	switch {
+	case ownedByID(dc.st, labels):
+		dc.p.Items = append(dc.p.Items, Doomed{Kind: kind, Name: name, ID: id, Why: why + ", with its cluster ID"})
+		return true
+	case inState(dc.st, kind, id):
+		dc.p.Items = append(dc.p.Items, Doomed{Kind: kind, Name: name, ID: id, Why: why + ", listed in its state"})
+		return true
+	}
+	return dc.unowned(kind, name, id, "labelled "+cloud.LabelCluster+"="+labels[cloud.LabelCluster]+" but "+foreignOwner(labels))
+}
+
+// unowned records a resource that is not the cluster's; it is deleted only
+// with IncludeUnowned.
+func (dc *destroyClassifier) unowned(kind, name string, id int64, why string) bool {
+	it := Doomed{Kind: kind, Name: name, ID: id, Why: why, Unowned: true}
+	dc.p.Unowned = append(dc.p.Unowned, it)
+	if dc.opts.IncludeUnowned {
+		dc.p.Items = append(dc.p.Items, it)
+	}
+	return dc.opts.IncludeUnowned
+}
+
+// planLoadBalancers takes the load balancers labelled for the cluster and
+// those in its own networks (the cloud controller's, for Services: they
+// would block the network's deletion).
+func planLoadBalancers(ctx context.Context, c *hcloud.Client, dc *destroyClassifier, name string, ownNets map[int64]bool) error {
+	lbs, err := c.LoadBalancer.All(ctx)
+	if err != nil {
+		return fmt.Errorf("list load balancers: %w", err)
+	}
+	for _, lb := range lbs {
+		labelled := lb.Labels[cloud.LabelCluster] == name && lb.Labels[cloud.LabelManagedBy] == cloud.ManagedBy
+		switch {
+		case labelled:
+			if dc.take("load-balancer", lb.Name, lb.ID, lb.Labels) {
+				dc.p.LoadBalancers = append(dc.p.LoadBalancers, lb)
+			}
+		case inNetworks(lb, ownNets):
+			dc.p.Items = append(dc.p.Items, Doomed{Kind: "load-balancer", Name: lb.Name, ID: lb.ID,
+				Why: "in the cluster network (made by the cloud controller for a Service)"})
+			dc.p.LoadBalancers = append(dc.p.LoadBalancers, lb)
+		}
+	}
+	return nil
+}
+
+// planVolumes takes the cluster's volumes, and the CSI driver's volumes
+// (PersistentVolumeClaims, labelled through HCLOUD_VOLUME_EXTRA_LABELS,
+// see addons.CSIVolumeLabels) that carry its ID or are attached to its
+// servers: they bill per GB until deleted, so they go with the cluster.
+func planVolumes(ctx context.Context, c *hcloud.Client, dc *destroyClassifier, cluster string, list hcloud.ListOpts, ownServers map[int64]bool) error {
+	vols, err := c.Volume.AllWithOpts(ctx, hcloud.VolumeListOpts{ListOpts: list})
+	if err != nil {
+		return fmt.Errorf("list volumes: %w", err)
+	}
+	for _, v := range vols {
+		if dc.take("volume", v.Name, v.ID, v.Labels) {
+			dc.p.Volumes = append(dc.p.Volumes, v)
+		}
+	}
+	csiSel := cloud.Selector(map[string]string{cloud.LabelCluster: cluster, "managed-by": "csi-driver"})
+	csiVols, err := c.Volume.AllWithOpts(ctx, hcloud.VolumeListOpts{ListOpts: hcloud.ListOpts{LabelSelector: csiSel}})
+	if err != nil {
+		return fmt.Errorf("list the CSI driver's volumes: %w", err)
+	}
+	for _, v := range csiVols {
+		why := fmt.Sprintf("made by the CSI driver for claim %s/%s (its data is lost)", v.Labels["pvc-namespace"], v.Labels["pvc-name"])
+		attached := v.Server != nil && ownServers[v.Server.ID]
+		switch {
+		case ownedByID(dc.st, v.Labels) || attached:
+			dc.p.Items = append(dc.p.Items, Doomed{Kind: "volume", Name: v.Name, ID: v.ID, Why: why})
+			dc.p.Volumes = append(dc.p.Volumes, v)
+		case dc.unowned("volume", v.Name, v.ID, why+"; "+foreignOwner(v.Labels)):
+			dc.p.Volumes = append(dc.p.Volumes, v)
+		}
+	}
+	return nil
+}
+
+// planSnapshots takes the snapshots the state lists that carry the
+// cluster's ID (it built them); reused ones are kept.
+func planSnapshots(ctx context.Context, c *hcloud.Client, dc *destroyClassifier) error {
+	var data imagesData
+	if _, err := dc.st.GetData(dataImages, &data); err != nil {
+		return err
+	}
+	keys := make([]string, 0, len(data.Snapshots))
+	for k := range data.Snapshots {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		id := data.Snapshots[k]
+		img, _, err := c.Image.GetByID(ctx, id)
+		if err != nil {
+			return fmt.Errorf("get snapshot %d: %w", id, err)
+		}
+		if img == nil {
+			continue
+		}
+		if !ownedByID(dc.st, img.Labels) {
+			dc.p.Kept = append(dc.p.Kept, Doomed{Kind: "snapshot", Name: img.Description, ID: img.ID,
+				Why: "reused, not built by this cluster (other clusters may use it): kept"})
+			continue
+		}
+		dc.p.Snapshots = append(dc.p.Snapshots, img)
+		dc.p.Items = append(dc.p.Items, Doomed{Kind: "snapshot", Name: img.Description, ID: img.ID, Why: "built by this cluster (--images)"})
+	}
+	return nil
+}
+
+// order sorts Items in deletion order, as Destroy deletes them.
+func (p *DestroyPlan) order() {
+	rank := map[string]int{"load-balancer": 0, "server": 1, "volume": 2, "firewall": 3, "placement-group": 4, "network": 5, "snapshot": 6}
+	sort.SliceStable(p.Items, func(i, j int) bool { return rank[p.Items[i].Kind] < rank[p.Items[j].Kind] })
 }
 
 func inNetworks(lb *hcloud.LoadBalancer, nets map[int64]bool) bool {
@@ -216,7 +340,7 @@ func Destroy(ctx context.Context, d *Deps, env *engine.Env, p *DestroyPlan, emit
 			return err
 		}
 	}
-	return env.State.Update(func(st *state.State) error {
+	err = env.State.Update(func(st *state.State) error {
 		keys := make([]string, 0, len(st.Resources))
 		for k := range st.Resources {
 			keys = append(keys, k)
@@ -235,8 +359,18 @@ func Destroy(ctx context.Context, d *Deps, env *engine.Env, p *DestroyPlan, emit
 		if len(p.Snapshots) > 0 {
 			delete(st.Data, dataImages)
 		}
-		delete(st.Secrets, secretKubeconfig)
-		delete(st.Secrets, secretTalosconfig)
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	// The client configs name servers that are gone: they are kept as
+	// timestamped backups, never deleted. The bundle and the disk
+	// passphrase stay: a re-apply makes the same cluster anew.
+	for _, name := range []string{secretKubeconfig, secretTalosconfig} {
+		if err := env.State.RetireSecret(name); err != nil {
+			return err
+		}
+	}
+	return nil
 }

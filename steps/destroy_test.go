@@ -41,8 +41,12 @@ func TestDestroyLeavesNothingLabelled(t *testing.T) {
 	// controller tells it to (HCLOUD_VOLUME_EXTRA_LABELS), and another
 	// cluster's, which stays.
 	csiLabels := func(cluster string) map[string]string {
-		return map[string]string{"managed-by": "csi-driver", "pvc-namespace": "default", "pvc-name": "data",
-			cloud.LabelCluster: strings.TrimPrefix(addons.CSIVolumeLabels(cluster), cloud.LabelCluster+"=")}
+		l := map[string]string{"managed-by": "csi-driver", "pvc-namespace": "default", "pvc-name": "data"}
+		for kv := range strings.SplitSeq(addons.CSIVolumeLabels(cluster, env.State.ClusterID()), ",") {
+			k, v, _ := strings.Cut(kv, "=")
+			l[k] = v
+		}
+		return l
 	}
 	for name, cluster := range map[string]string{"pvc-1": w.spec.Name, "pvc-2": "other"} {
 		if _, _, err := c.Volume.Create(context.Background(), hcloud.VolumeCreateOpts{Name: name, Size: 10,
@@ -50,7 +54,7 @@ func TestDestroyLeavesNothingLabelled(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p, err := PlanDestroy(context.Background(), d, env, false)
+	p, err := PlanDestroy(context.Background(), d, env, DestroyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +85,7 @@ func TestDestroyLeavesNothingLabelled(t *testing.T) {
 		t.Errorf("snapshots = %d, want the 2 shared ones kept", got)
 	}
 	// Re-running finds nothing and succeeds.
-	p2, err := PlanDestroy(context.Background(), d, w.env(t), false)
+	p2, err := PlanDestroy(context.Background(), d, w.env(t), DestroyOptions{})
 	if err != nil || len(p2.Items) != 0 {
 		t.Errorf("second plan: %v, %v", p2, err)
 	}

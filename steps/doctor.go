@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/hetznercloud/hcloud-go/v2/hcloud"
-
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/doctor"
 	"github.com/ohmytalos/ohmytalos/internal/doctor/hcloudsource"
@@ -48,7 +46,7 @@ func DoctorEnv(ctx context.Context, d *Deps, env *engine.Env, o DoctorOptions) (
 		notes = append(notes, "Hetzner checks skip: "+d.Redact(err.Error()))
 	} else {
 		de.Cloud = hcloudsource.New(c, sp.Name)
-		servers, err := c.Server.AllWithOpts(ctx, hcloud.ServerListOpts{ListOpts: hcloud.ListOpts{LabelSelector: cloud.ClusterSelector(sp.Name)}})
+		servers, err := ownedServers(ctx, c, env.State, sp.Name)
 		if err == nil {
 			for _, s := range servers {
 				if s.PublicNet.IPv4.IP != nil && !s.PublicNet.IPv4.IP.IsUnspecified() {

@@ -30,6 +30,9 @@ type resourceOps[T any] struct {
 	id     func(T) int64
 	name   func(T) string
 	isNil  func(T) bool
+	// labels are the resource's labels: a match found by the name labels
+	// is adopted only when its cluster ID is this state's.
+	labels func(T) map[string]string
 	// diff lists how a live resource differs from the spec; changes
 	// marked Replace are those Hetzner cannot make in place. nil: none.
 	diff func(T) []engine.Change
@@ -42,8 +45,10 @@ type resourceOps[T any] struct {
 }
 
 // find returns the resource stored under key, else the one whose labels
-// match selector; found is false when there is none.
-func find[T any](ctx context.Context, st *state.Store, key, selector string, ops resourceOps[T]) (T, bool, error) {
+// match want's (without the cluster ID) and whose cluster ID is this
+// state's; found is false when there is none. A match with the cluster's
+// name but another or no ID is an error: another checkout owns it.
+func find[T any](ctx context.Context, st *state.Store, key string, want map[string]string, ops resourceOps[T]) (T, bool, error) {
 	var zero T
 	if r, ok := st.Resource(key); ok && r.ID != 0 {
 		got, err := ops.get(ctx, r.ID)
@@ -54,20 +59,42 @@ func find[T any](ctx context.Context, st *state.Store, key, selector string, ops
 			return got, true, nil
 		}
 	}
+	selector := cloud.Selector(cloud.WithoutClusterID(want))
 	list, err := ops.list(ctx, selector)
 	if err != nil {
 		return zero, false, fmt.Errorf("list %ss: %w", ops.kind, err)
 	}
-	return cloud.One(list, ops.kind, selector, ops.name)
+	return oneOwned(st, list, selector, ops)
+}
+
+// oneOwned keeps the matches that carry this state's cluster ID: one is
+// adopted, two is an error; none but others with the name is an error.
+func oneOwned[T any](st *state.Store, list []T, selector string, ops resourceOps[T]) (T, bool, error) {
+	var zero T
+	var ours []T
+	var foreign []string
+	var foreignLabels map[string]string
+	for _, it := range list {
+		if ownedByID(st, ops.labels(it)) {
+			ours = append(ours, it)
+			continue
+		}
+		foreign = append(foreign, fmt.Sprintf("%s (%d)", ops.name(it), ops.id(it)))
+		foreignLabels = ops.labels(it)
+	}
+	if len(ours) == 0 && len(foreign) > 0 {
+		return zero, false, foreignError(st, ops.kind, foreign, foreignLabels)
+	}
+	return cloud.One(ours, ops.kind, selector, ops.name)
 }
 
 // ensure reconciles one resource: it finds it (find), else creates it,
 // checkpoints its ID, then updates in place what differs from the spec.
 // Changes Hetzner cannot make in place are reported as a warning and the
 // resource is left as it is.
-func ensure[T any](ctx context.Context, env *engine.Env, emit engine.Emit, step engine.StepName, key, selector string, ops resourceOps[T]) (T, bool, error) {
+func ensure[T any](ctx context.Context, env *engine.Env, emit engine.Emit, step engine.StepName, key string, want map[string]string, ops resourceOps[T]) (T, bool, error) {
 	var zero T
-	got, found, err := find(ctx, env.State, key, selector, ops)
+	got, found, err := find(ctx, env.State, key, want, ops)
 	if err != nil {
 		return zero, false, err
 	}
@@ -76,7 +103,7 @@ func ensure[T any](ctx context.Context, env *engine.Env, emit engine.Emit, step 
 		if err != nil {
 			// A create whose response was lost (and retried by hcloud-go)
 			// made the resource: adopt it by its labels.
-			adopted, ok := adoptAfterConflict(ctx, err, ops, selector)
+			adopted, ok := adoptAfterConflict(ctx, env.State, err, ops, want)
 			if !ok {
 				return zero, false, limitHint(ops.kind, err)
 			}
@@ -179,8 +206,8 @@ func prefetched[T any](ops resourceOps[T], all []T, labels func(T) map[string]st
 // cannot be found, update it (with the old and new values) when it
 // differs from the spec, replace it when Hetzner cannot change it in
 // place, and reuse it otherwise.
-func planItem[T any](ctx context.Context, st *state.Store, key, selector string, ops resourceOps[T], item engine.PlanItem) (engine.PlanItem, error) {
-	got, found, err := find(ctx, st, key, selector, ops)
+func planItem[T any](ctx context.Context, st *state.Store, key string, want map[string]string, ops resourceOps[T], item engine.PlanItem) (engine.PlanItem, error) {
+	got, found, err := find(ctx, st, key, want, ops)
 	if err != nil {
 		return item, err
 	}
@@ -292,17 +319,19 @@ func mergedLabels(have, want map[string]string, owned ...string) map[string]stri
 	return out
 }
 
-// adoptAfterConflict returns the one resource matching selector when err is
-// a uniqueness error: the earlier attempt of a retried create succeeded.
-func adoptAfterConflict[T any](ctx context.Context, err error, ops resourceOps[T], selector string) (T, bool) {
+// adoptAfterConflict returns the one resource matching want (with this
+// state's cluster ID) when err is a uniqueness error: the earlier attempt
+// of a retried create succeeded.
+func adoptAfterConflict[T any](ctx context.Context, st *state.Store, err error, ops resourceOps[T], want map[string]string) (T, bool) {
 	var zero T
 	if !hcloud.IsError(err, hcloud.ErrorCodeUniquenessError) {
 		return zero, false
 	}
+	selector := cloud.Selector(cloud.WithoutClusterID(want))
 	list, lerr := ops.list(ctx, selector)
 	if lerr != nil {
 		return zero, false
 	}
-	got, found, oerr := cloud.One(list, ops.kind, selector, ops.name)
+	got, found, oerr := oneOwned(st, list, selector, ops)
 	return got, found && oerr == nil
 }

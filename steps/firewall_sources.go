@@ -11,7 +11,6 @@ import (
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 
-	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/myip"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
@@ -114,6 +113,9 @@ func (d *Deps) firewallSources(ctx context.Context, env *engine.Env) (fwSources,
 // step runs again and sets the rules, although the spec did not change. A
 // failed detection is no reason (the recorded address is kept).
 func (s *Pools) Drift(ctx context.Context, env *engine.Env) string {
+	if why := idDrift(env); why != "" {
+		return why
+	}
 	src, err := s.d.firewallSources(ctx, env)
 	if err != nil || src.Previous == nil {
 		return ""
@@ -152,7 +154,8 @@ func (d *Deps) planFirewall(ctx context.Context, env *engine.Env, p *engine.Plan
 		item.Detail += fmt.Sprintf("; your address changed: %s -> %s", strings.Join(src.Previous, ", "), strings.Join(src.CIDRs, ", "))
 	}
 	err = add(item, keyFirewall, func() (engine.PlanItem, error) {
-		return planItem(ctx, env.State, keyFirewall, cloud.Selector(firewallLabels(sp)), firewallOps(c, sp, src.CIDRs), item)
+		id := env.State.ClusterID()
+		return planItem(ctx, env.State, keyFirewall, firewallLabels(sp, id), firewallOps(c, sp, id, src.CIDRs), item)
 	})
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/factory"
 	"github.com/ohmytalos/ohmytalos/internal/imaging"
@@ -125,6 +126,10 @@ func (s *Images) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error)
 // Apply implements engine.Step.
 func (s *Images) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) error {
 	sp := env.Spec
+	clusterID, err := applyClusterID(env)
+	if err != nil {
+		return err
+	}
 	needs, ids, err := imageNeeds(sp)
 	if err != nil {
 		return err
@@ -178,7 +183,9 @@ func (s *Images) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) e
 		ended[r] = true
 	}
 	var mu sync.Mutex // builds start concurrently
-	b := imaging.New(c, imaging.Options{SSHPort: s.d.SSHPort, PollInterval: s.d.PollInterval, Emit: func(ev imaging.Event) {
+	// The snapshots this cluster builds carry its ID (reused ones keep
+	// their builder's): destroy --images deletes only those.
+	b := imaging.New(c, imaging.Options{Labels: map[string]string{cloud.LabelClusterID: clusterID}, SSHPort: s.d.SSHPort, PollInterval: s.d.PollInterval, Emit: func(ev imaging.Event) {
 		emit(imageEvent(ev))
 	}, OnStart: func(run string) error {
 		mu.Lock()

@@ -8,7 +8,6 @@ import (
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 
-	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 )
@@ -18,7 +17,7 @@ import (
 // create action to wait for (nil when it already existed).
 func (s *Pools) loadBalancer(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit, netw *hcloud.Network, lb lbSpec) (*hcloud.Action, error) {
 	var action *hcloud.Action
-	_, _, err := ensure(ctx, env, emit, s.Name(), lb.key, cloud.Selector(lb.labels), loadBalancerOps(c, env.Spec, lb, netw, s.d, &action))
+	_, _, err := ensure(ctx, env, emit, s.Name(), lb.key, lb.labels, loadBalancerOps(c, env.Spec, lb, netw, s.d, &action))
 	return action, err
 }
 
@@ -45,10 +44,11 @@ func loadBalancerOps(c *hcloud.Client, sp *spec.Spec, want lbSpec, netw *hcloud.
 			}
 			return r.LoadBalancer, nil
 		},
-		id:    func(l *hcloud.LoadBalancer) int64 { return l.ID },
-		name:  func(l *hcloud.LoadBalancer) string { return l.Name },
-		isNil: func(l *hcloud.LoadBalancer) bool { return l == nil },
-		diff:  func(l *hcloud.LoadBalancer) []engine.Change { return lbDiff(sp, want, netw, l) },
+		id:     func(l *hcloud.LoadBalancer) int64 { return l.ID },
+		name:   func(l *hcloud.LoadBalancer) string { return l.Name },
+		isNil:  func(l *hcloud.LoadBalancer) bool { return l == nil },
+		labels: func(l *hcloud.LoadBalancer) map[string]string { return l.Labels },
+		diff:   func(l *hcloud.LoadBalancer) []engine.Change { return lbDiff(sp, want, netw, l) },
 		update: func(ctx context.Context, l *hcloud.LoadBalancer, changes []engine.Change) (*hcloud.LoadBalancer, error) {
 			return l, lbUpdate(ctx, c, d, sp, want, netw, l, changes)
 		},

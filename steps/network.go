@@ -25,8 +25,8 @@ func (s *Network) Title() string { return "Network: private network and subnets"
 
 const keyNetwork = "network"
 
-func networkLabels(name string) map[string]string {
-	return cloud.ClusterLabels(name, "network", nil)
+func networkLabels(name, id string) map[string]string {
+	return cloud.WithClusterID(cloud.ClusterLabels(name, "network", nil), id)
 }
 
 // subnets lists the subnets the spec needs, control plane first.
@@ -49,16 +49,17 @@ func networkLookup(c *hcloud.Client) resourceOps[*hcloud.Network] {
 		list: func(ctx context.Context, sel string) ([]*hcloud.Network, error) {
 			return c.Network.AllWithOpts(ctx, hcloud.NetworkListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
 		},
-		id:    func(n *hcloud.Network) int64 { return n.ID },
-		name:  func(n *hcloud.Network) string { return n.Name },
-		isNil: func(n *hcloud.Network) bool { return n == nil },
+		id:     func(n *hcloud.Network) int64 { return n.ID },
+		name:   func(n *hcloud.Network) string { return n.Name },
+		isNil:  func(n *hcloud.Network) bool { return n == nil },
+		labels: func(n *hcloud.Network) map[string]string { return n.Labels },
 	}
 }
 
 // findNetwork looks the network up by stored ID, then by labels; nil when
 // there is none.
 func findNetwork(ctx context.Context, c *hcloud.Client, st *state.Store, name string) (*hcloud.Network, error) {
-	n, _, err := find(ctx, st, keyNetwork, cloud.Selector(networkLabels(name)), networkLookup(c))
+	n, _, err := find(ctx, st, keyNetwork, networkLabels(name, st.ClusterID()), networkLookup(c))
 	return n, err
 }
 
@@ -70,15 +71,16 @@ const (
 
 // networkOps reconciles the network: labels and missing subnets in place;
 // another IP range needs a new network.
-func networkOps(c *hcloud.Client, sp *spec.Spec) resourceOps[*hcloud.Network] {
+func networkOps(c *hcloud.Client, sp *spec.Spec, id string) resourceOps[*hcloud.Network] {
 	ops := networkLookup(c)
+	labels := networkLabels(sp.Name, id)
 	want := subnets(sp)
 	ops.create = func(ctx context.Context) (*hcloud.Network, error) {
 		_, rng, err := net.ParseCIDR(sp.Network.CIDR)
 		if err != nil {
 			return nil, fmt.Errorf("network.cidr: %w", err)
 		}
-		opts := hcloud.NetworkCreateOpts{Name: sp.Name, IPRange: rng, Labels: networkLabels(sp.Name)}
+		opts := hcloud.NetworkCreateOpts{Name: sp.Name, IPRange: rng, Labels: labels}
 		for _, sn := range want {
 			sub, err := cloudSubnet(sp, sn)
 			if err != nil {
@@ -110,11 +112,11 @@ func networkOps(c *hcloud.Client, sp *spec.Spec) resourceOps[*hcloud.Network] {
 		if len(missing) > 0 {
 			out = append(out, engine.Change{Field: fieldSubnets, Old: strings.Join(have, ", "), New: strings.Join(append(have, missing...), ", ")})
 		}
-		return append(out, labelsChange(n.Labels, networkLabels(sp.Name))...)
+		return append(out, labelsChange(n.Labels, labels)...)
 	}
 	ops.update = func(ctx context.Context, n *hcloud.Network, changes []engine.Change) (*hcloud.Network, error) {
 		if has(changes, fieldLabels) {
-			if _, _, err := c.Network.Update(ctx, n, hcloud.NetworkUpdateOpts{Labels: mergedLabels(n.Labels, networkLabels(sp.Name))}); err != nil {
+			if _, _, err := c.Network.Update(ctx, n, hcloud.NetworkUpdateOpts{Labels: mergedLabels(n.Labels, labels)}); err != nil {
 				return n, fmt.Errorf("set the labels of network %s: %w", n.Name, err)
 			}
 		}
@@ -173,8 +175,8 @@ func (s *Network) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error
 		Detail: fmt.Sprintf("%s in %s", sp.Network.CIDR, sp.Network.Zone)}
 	var n *hcloud.Network
 	if c := s.d.planClient(ctx, env, &p); c != nil {
-		ops := networkOps(c, sp)
-		got, found, err := find(ctx, env.State, keyNetwork, cloud.Selector(networkLabels(sp.Name)), ops)
+		ops := networkOps(c, sp, env.State.ClusterID())
+		got, found, err := find(ctx, env.State, keyNetwork, networkLabels(sp.Name, env.State.ClusterID()), ops)
 		if err != nil {
 			return p, err
 		}
@@ -212,7 +214,11 @@ func (s *Network) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) 
 		return err
 	}
 	sp := env.Spec
-	n, _, err := ensure(ctx, env, emit, s.Name(), keyNetwork, cloud.Selector(networkLabels(sp.Name)), networkOps(c, sp))
+	id, err := applyClusterID(env)
+	if err != nil {
+		return err
+	}
+	n, _, err := ensure(ctx, env, emit, s.Name(), keyNetwork, networkLabels(sp.Name, id), networkOps(c, sp, id))
 	if err != nil {
 		return err
 	}

@@ -30,9 +30,14 @@ const maxSpread = 10
 
 // placementGroup names the spread group of the i-th (1-based) server of a pool.
 func placementGroup(cluster, pool string, i int) (key, name string, labels map[string]string) {
+	return placementGroupWithID(cluster, "", pool, i)
+}
+
+// placementGroupWithID is placementGroup with the cluster ID label.
+func placementGroupWithID(cluster, id, pool string, i int) (key, name string, labels map[string]string) {
 	n := (i-1)/maxSpread + 1
 	name = fmt.Sprintf("%s-%s-%d", cluster, pool, n)
-	return "pg/" + name, name, cloud.ClusterLabels(cluster, "placement-group", map[string]string{cloud.LabelPool: pool, "ohmytalos.io/group": fmt.Sprint(n)})
+	return "pg/" + name, name, cloud.WithClusterID(cloud.ClusterLabels(cluster, "placement-group", map[string]string{cloud.LabelPool: pool, "ohmytalos.io/group": fmt.Sprint(n)}), id)
 }
 
 // pgSpec is a placement group the spec needs.
@@ -41,12 +46,12 @@ type pgSpec struct {
 	labels    map[string]string
 }
 
-// placementGroups lists every group the spec needs.
-func placementGroups(sp *spec.Spec) []pgSpec {
+// placementGroups lists every group the spec needs, labelled with id.
+func placementGroups(sp *spec.Spec, id string) []pgSpec {
 	var out []pgSpec
 	seen := map[string]bool{}
 	for _, n := range sp.Nodes() {
-		key, name, labels := placementGroup(sp.Name, n.Pool, n.Index)
+		key, name, labels := placementGroupWithID(sp.Name, id, n.Pool, n.Index)
 		if !seen[key] {
 			seen[key] = true
 			out = append(out, pgSpec{key, name, labels})
@@ -58,16 +63,16 @@ func placementGroups(sp *spec.Spec) []pgSpec {
 // keyFirewall is the firewall's state key.
 const keyFirewall = "firewall"
 
-func ingressLB(sp *spec.Spec) (key, name string, labels map[string]string) {
-	return "lb/ingress", sp.Name + "-ingress", cloud.ClusterLabels(sp.Name, "ingress-lb", nil)
+func ingressLB(sp *spec.Spec, id string) (key, name string, labels map[string]string) {
+	return "lb/ingress", sp.Name + "-ingress", cloud.WithClusterID(cloud.ClusterLabels(sp.Name, "ingress-lb", nil), id)
 }
 
-func apiLB(sp *spec.Spec) (key, name string, labels map[string]string) {
-	return "lb/api", sp.Name + "-api", cloud.ClusterLabels(sp.Name, "api-lb", nil)
+func apiLB(sp *spec.Spec, id string) (key, name string, labels map[string]string) {
+	return "lb/api", sp.Name + "-api", cloud.WithClusterID(cloud.ClusterLabels(sp.Name, "api-lb", nil), id)
 }
 
-func firewallLabels(sp *spec.Spec) map[string]string {
-	return cloud.ClusterLabels(sp.Name, "firewall", nil)
+func firewallLabels(sp *spec.Spec, id string) map[string]string {
+	return cloud.WithClusterID(cloud.ClusterLabels(sp.Name, "firewall", nil), id)
 }
 
 // Plan implements engine.Step.
@@ -98,11 +103,11 @@ func (s *Pools) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error) 
 		p.Items = append(p.Items, item)
 		return nil
 	}
-	for _, g := range placementGroups(sp) {
+	for _, g := range placementGroups(sp, env.State.ClusterID()) {
 		item := engine.PlanItem{Kind: "placement-group", Name: g.name, Detail: "spread"}
 		if err := add(item, g.key, func() (engine.PlanItem, error) {
 			ops := prefetched(placementGroupOps(c, g), groups, func(pg *hcloud.PlacementGroup) map[string]string { return pg.Labels })
-			return planItem(ctx, env.State, g.key, cloud.Selector(g.labels), ops, item)
+			return planItem(ctx, env.State, g.key, g.labels, ops, item)
 		}); err != nil {
 			return p, err
 		}
@@ -110,10 +115,10 @@ func (s *Pools) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error) 
 	if err := s.d.planFirewall(ctx, env, &p, c, add); err != nil {
 		return p, err
 	}
-	for _, lb := range loadBalancerSpecs(sp) {
+	for _, lb := range loadBalancerSpecs(sp, env.State.ClusterID()) {
 		item := engine.PlanItem{Kind: "load-balancer", Name: lb.name, Detail: lb.detail}
 		if err := add(item, lb.key, func() (engine.PlanItem, error) {
-			return planItem(ctx, env.State, lb.key, cloud.Selector(lb.labels), loadBalancerOps(c, sp, lb, netw, nil, nil), item)
+			return planItem(ctx, env.State, lb.key, lb.labels, loadBalancerOps(c, sp, lb, netw, nil, nil), item)
 		}); err != nil {
 			return p, err
 		}
@@ -128,12 +133,16 @@ func (s *Pools) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) er
 		return err
 	}
 	sp := env.Spec
-	for _, g := range placementGroups(sp) {
+	id, err := applyClusterID(env)
+	if err != nil {
+		return err
+	}
+	for _, g := range placementGroups(sp, id) {
 		if _, err := s.placementGroup(ctx, c, env, emit, g); err != nil {
 			return err
 		}
 	}
-	if err := s.firewall(ctx, c, env, emit); err != nil {
+	if err := s.firewall(ctx, c, env, emit, id); err != nil {
 		return err
 	}
 	if err := s.loadBalancers(ctx, c, env, emit); err != nil {
@@ -157,7 +166,7 @@ func (s *Pools) loadBalancers(ctx context.Context, c *hcloud.Client, env *engine
 		return fmt.Errorf("the cluster network does not exist yet: run the network step first (ohmytalos apply --only network)")
 	}
 	pending := map[string]*hcloud.Action{}
-	for _, lb := range loadBalancerSpecs(sp) {
+	for _, lb := range loadBalancerSpecs(sp, env.State.ClusterID()) {
 		if pending[lb.key], err = s.loadBalancer(ctx, c, env, emit, net, lb); err != nil {
 			return err
 		}
@@ -245,7 +254,7 @@ func (d *Deps) waitLBActions(ctx context.Context, c *hcloud.Client, env *engine.
 }
 
 func (s *Pools) placementGroup(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit, g pgSpec) (*hcloud.PlacementGroup, error) {
-	pg, _, err := ensure(ctx, env, emit, s.Name(), g.key, cloud.Selector(g.labels), placementGroupOps(c, g))
+	pg, _, err := ensure(ctx, env, emit, s.Name(), g.key, g.labels, placementGroupOps(c, g))
 	return pg, err
 }
 
@@ -268,9 +277,10 @@ func placementGroupOps(c *hcloud.Client, g pgSpec) resourceOps[*hcloud.Placement
 			}
 			return r.PlacementGroup, nil
 		},
-		id:    func(p *hcloud.PlacementGroup) int64 { return p.ID },
-		name:  func(p *hcloud.PlacementGroup) string { return p.Name },
-		isNil: func(p *hcloud.PlacementGroup) bool { return p == nil },
+		id:     func(p *hcloud.PlacementGroup) int64 { return p.ID },
+		name:   func(p *hcloud.PlacementGroup) string { return p.Name },
+		isNil:  func(p *hcloud.PlacementGroup) bool { return p == nil },
+		labels: func(p *hcloud.PlacementGroup) map[string]string { return p.Labels },
 		diff: func(p *hcloud.PlacementGroup) []engine.Change {
 			var out []engine.Change
 			if p.Type != hcloud.PlacementGroupTypeSpread {
@@ -288,7 +298,7 @@ func placementGroupOps(c *hcloud.Client, g pgSpec) resourceOps[*hcloud.Placement
 	}
 }
 
-func (s *Pools) firewall(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit) error {
+func (s *Pools) firewall(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit, id string) error {
 	sp := env.Spec
 	src, err := s.d.firewallSources(ctx, env)
 	if err != nil {
@@ -300,7 +310,7 @@ func (s *Pools) firewall(ctx context.Context, c *hcloud.Client, env *engine.Env,
 	if err := s.d.refuseLockout(ctx, env, src, emit); err != nil {
 		return err
 	}
-	if _, _, err := ensure(ctx, env, emit, s.Name(), keyFirewall, cloud.Selector(firewallLabels(sp)), firewallOps(c, sp, src.CIDRs)); err != nil {
+	if _, _, err := ensure(ctx, env, emit, s.Name(), keyFirewall, firewallLabels(sp, id), firewallOps(c, sp, id, src.CIDRs)); err != nil {
 		return err
 	}
 	return src.record(env)

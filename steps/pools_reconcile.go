@@ -29,8 +29,8 @@ const (
 // firewallOps reconciles the firewall: its rules (set_rules) admitting
 // sources (see firewallSources), the label selector it applies to
 // (apply_to_resources) and its labels, all in place.
-func firewallOps(c *hcloud.Client, sp *spec.Spec, sources []string) resourceOps[*hcloud.Firewall] {
-	labels := firewallLabels(sp)
+func firewallOps(c *hcloud.Client, sp *spec.Spec, id string, sources []string) resourceOps[*hcloud.Firewall] {
+	labels := firewallLabels(sp, id)
 	want := firewallRules(sources)
 	if want == nil {
 		want = []hcloud.FirewallRule{} // "rules": [] closes every port; null is refused
@@ -60,9 +60,10 @@ func firewallOps(c *hcloud.Client, sp *spec.Spec, sources []string) resourceOps[
 			}
 			return r.Firewall, nil
 		},
-		id:    func(f *hcloud.Firewall) int64 { return f.ID },
-		name:  func(f *hcloud.Firewall) string { return f.Name },
-		isNil: func(f *hcloud.Firewall) bool { return f == nil },
+		id:     func(f *hcloud.Firewall) int64 { return f.ID },
+		name:   func(f *hcloud.Firewall) string { return f.Name },
+		isNil:  func(f *hcloud.Firewall) bool { return f == nil },
+		labels: func(f *hcloud.Firewall) map[string]string { return f.Labels },
 		diff: func(f *hcloud.Firewall) []engine.Change {
 			var out []engine.Change
 			if have, w := formatRules(f.Rules), formatRules(want); have != w {
@@ -166,13 +167,13 @@ type lbSpec struct {
 
 // loadBalancerSpecs lists the ingress load balancer and, in loadbalancer
 // endpoint mode, the API one.
-func loadBalancerSpecs(sp *spec.Spec) []lbSpec {
-	key, name, labels := ingressLB(sp)
+func loadBalancerSpecs(sp *spec.Spec, id string) []lbSpec {
+	key, name, labels := ingressLB(sp, id)
 	out := []lbSpec{{key: key, name: name, labels: labels,
 		detail: sp.LoadBalancer.Type + ": 80, 443 -> pools with loadBalancer: true, over the private network",
 		target: cloud.Selector(map[string]string{cloud.LabelCluster: sp.Name, cloud.LabelIngress: "true"}), ports: []int{80, 443}}}
 	if sp.Endpoint.Mode == spec.EndpointLoadBalancer {
-		key, name, labels := apiLB(sp)
+		key, name, labels := apiLB(sp, id)
 		out = append(out, lbSpec{key: key, name: name, labels: labels,
 			detail: sp.LoadBalancer.Type + ": 6443, 50000 -> control planes",
 			target: cloud.Selector(map[string]string{cloud.LabelCluster: sp.Name, cloud.LabelRole: spec.RoleControlPlane}), ports: []int{6443, 50000}})

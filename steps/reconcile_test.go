@@ -332,7 +332,7 @@ func TestCorrectedTokenReferenceIsUsed(t *testing.T) {
 func TestLoadBalancerCreateSendsHealthChecks(t *testing.T) {
 	sp := spec.Default("demo")
 	sp.Endpoint.Mode = spec.EndpointLoadBalancer
-	for _, lb := range loadBalancerSpecs(sp) {
+	for _, lb := range loadBalancerSpecs(sp, "") {
 		opts := lbCreateOpts(sp, lb, &hcloud.Network{ID: 1})
 		if len(opts.Services) != len(lb.ports) {
 			t.Fatalf("%s: services %d, want %d", lb.name, len(opts.Services), len(lb.ports))

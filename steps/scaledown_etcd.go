@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hetznercloud/hcloud-go/v2/hcloud"
-
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
@@ -70,9 +68,9 @@ func (s *ScaleDown) publicIPs(ctx context.Context, env *engine.Env) (map[string]
 	if err != nil {
 		return nil, err
 	}
-	list, err := c.Server.AllWithOpts(ctx, hcloud.ServerListOpts{ListOpts: hcloud.ListOpts{LabelSelector: cloud.ClusterSelector(env.Spec.Name)}})
+	list, err := ownedServers(ctx, c, env.State, env.Spec.Name)
 	if err != nil {
-		return nil, fmt.Errorf("list servers: %w", err)
+		return nil, err
 	}
 	out := map[string]string{}
 	for _, sv := range list {

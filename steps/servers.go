@@ -35,14 +35,14 @@ const createParallel = 8
 
 func serverKey(name string) string { return "server/" + name }
 
-func serverLabels(sp *spec.Spec, n spec.Node) map[string]string {
+func serverLabels(sp *spec.Spec, id string, n spec.Node) map[string]string {
 	extra := map[string]string{cloud.LabelPool: n.Pool, cloud.LabelNode: n.Name}
 	for _, p := range sp.Pools {
 		if p.Name == n.Pool && p.InLoadBalancer() {
 			extra[cloud.LabelIngress] = "true"
 		}
 	}
-	return cloud.ClusterLabels(sp.Name, n.Role, extra)
+	return cloud.WithClusterID(cloud.ClusterLabels(sp.Name, n.Role, extra), id)
 }
 
 // Plan implements engine.Step.
@@ -98,6 +98,9 @@ func (s *Servers) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) 
 		return err
 	}
 	sp := env.Spec
+	if _, err := applyClusterID(env); err != nil {
+		return err
+	}
 	netw, err := findNetwork(ctx, c, env.State, sp.Name)
 	if err != nil {
 		return err
@@ -170,7 +173,7 @@ func (s *Servers) create(ctx context.Context, c *hcloud.Client, env *engine.Env,
 	}
 	opts := hcloud.ServerCreateOpts{
 		Name: n.Name, ServerType: &hcloud.ServerType{Name: n.ServerType}, Image: img,
-		Location: &hcloud.Location{Name: n.Location}, UserData: string(userData), Labels: serverLabels(sp, n),
+		Location: &hcloud.Location{Name: n.Location}, UserData: string(userData), Labels: serverLabels(sp, env.State.ClusterID(), n),
 		StartAfterCreate: hcloud.Ptr(false), PlacementGroup: &hcloud.PlacementGroup{ID: pg.ID},
 		PublicNet: &hcloud.ServerCreatePublicNet{EnableIPv4: sp.PublicNetwork.IPv4, EnableIPv6: sp.PublicNetwork.IPv6},
 	}
@@ -205,9 +208,9 @@ func (s *Servers) create(ctx context.Context, c *hcloud.Client, env *engine.Env,
 }
 
 func (s *Servers) volume(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit, n spec.Node, size int) (*hcloud.Volume, *hcloud.Action, error) {
-	labels := cloud.ClusterLabels(env.Spec.Name, "volume", map[string]string{cloud.LabelNode: n.Name, cloud.LabelPool: n.Pool})
+	labels := cloud.WithClusterID(cloud.ClusterLabels(env.Spec.Name, "volume", map[string]string{cloud.LabelNode: n.Name, cloud.LabelPool: n.Pool}), env.State.ClusterID())
 	var act *hcloud.Action
-	vol, _, err := ensure(ctx, env, emit, s.Name(), "volume/"+n.Name, cloud.Selector(labels), volumeOps(c, n, size, labels, &act))
+	vol, _, err := ensure(ctx, env, emit, s.Name(), "volume/"+n.Name, labels, volumeOps(c, n, size, labels, &act))
 	return vol, act, err
 }
 

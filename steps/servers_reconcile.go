@@ -41,8 +41,8 @@ func listServers(ctx context.Context, c *hcloud.Client, cluster string) (*server
 
 // serverSelector finds a node's server by the labels that name it; the
 // others (role, pool, ingress) are compared and updated.
-func serverSelector(sp *spec.Spec, n spec.Node) string {
-	return cloud.Selector(map[string]string{cloud.LabelCluster: sp.Name, cloud.LabelManagedBy: cloud.ManagedBy, cloud.LabelNode: n.Name})
+func serverSelector(sp *spec.Spec, n spec.Node) map[string]string {
+	return map[string]string{cloud.LabelCluster: sp.Name, cloud.LabelManagedBy: cloud.ManagedBy, cloud.LabelNode: n.Name}
 }
 
 // serverOps reconciles a node's server: labels in place (the ingress label
@@ -55,7 +55,7 @@ func serverSelector(sp *spec.Spec, n spec.Node) string {
 func (s *Servers) serverOps(c *hcloud.Client, env *engine.Env, n spec.Node, idx *serverIndex, netw *hcloud.Network,
 	create func(context.Context) (*hcloud.Server, error)) resourceOps[*hcloud.Server] {
 	sp := env.Spec
-	want := serverLabels(sp, n)
+	want := serverLabels(sp, env.State.ClusterID(), n)
 	listed := false
 	return resourceOps[*hcloud.Server]{
 		kind: "server",
@@ -77,6 +77,7 @@ func (s *Servers) serverOps(c *hcloud.Client, env *engine.Env, n spec.Node, idx 
 		id:     func(sv *hcloud.Server) int64 { return sv.ID },
 		name:   func(sv *hcloud.Server) string { return sv.Name },
 		isNil:  func(sv *hcloud.Server) bool { return sv == nil },
+		labels: func(sv *hcloud.Server) map[string]string { return sv.Labels },
 		detail: func(*hcloud.Server) string { return fmt.Sprintf("%s in %s", n.ServerType, n.Location) },
 		diff: func(sv *hcloud.Server) []engine.Change {
 			var out []engine.Change
@@ -146,9 +147,10 @@ func volumeOps(c *hcloud.Client, n spec.Node, size int, labels map[string]string
 			*act = r.Action
 			return r.Volume, nil
 		},
-		id:    func(v *hcloud.Volume) int64 { return v.ID },
-		name:  func(v *hcloud.Volume) string { return v.Name },
-		isNil: func(v *hcloud.Volume) bool { return v == nil },
+		id:     func(v *hcloud.Volume) int64 { return v.ID },
+		name:   func(v *hcloud.Volume) string { return v.Name },
+		isNil:  func(v *hcloud.Volume) bool { return v == nil },
+		labels: func(v *hcloud.Volume) map[string]string { return v.Labels },
 		diff: func(v *hcloud.Volume) []engine.Change {
 			var out []engine.Change
 			if v.Size != size {

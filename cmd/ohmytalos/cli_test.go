@@ -138,7 +138,7 @@ func TestSandboxApplyThenClientConfigs(t *testing.T) {
 
 func TestTalosConfigRedacted(t *testing.T) {
 	dir := seedDir(t)
-	t.Setenv("HCLOUD_TOKEN", strings.Repeat("s", 64))
+	hetznerFor(t, strings.Repeat("s", 64))
 	cfg := filepath.Join(dir, "ohmytalos.yaml")
 	outDir := filepath.Join(dir, "configs")
 	if out, err := run(t, "talos-config", "--config", cfg, "--out", outDir, "--redact"); err != nil {

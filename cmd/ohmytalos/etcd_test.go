@@ -148,7 +148,7 @@ func TestTalosConfigWithBackup(t *testing.T) {
     secretAccessKey: {provider: env, ref: S3_SECRET_KEY}
 `)
 	f.Close()
-	t.Setenv("HCLOUD_TOKEN", strings.Repeat("s", 64))
+	hetznerFor(t, strings.Repeat("s", 64))
 	t.Setenv("S3_ACCESS_KEY", "AKIDBACKUPKEY")
 	t.Setenv("S3_SECRET_KEY", "backup-secret-value")
 	for _, redact := range []bool{true, false} {

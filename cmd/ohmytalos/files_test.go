@@ -15,7 +15,7 @@ import (
 // target, and that the message says so.
 func TestTalosConfigWritesPrivateFilesThroughLinks(t *testing.T) {
 	dir := seedDir(t)
-	t.Setenv("HCLOUD_TOKEN", strings.Repeat("s", 64))
+	hetznerFor(t, strings.Repeat("s", 64))
 	cfg := filepath.Join(dir, "ohmytalos.yaml")
 	outDir := filepath.Join(dir, "configs")
 	os.MkdirAll(filepath.Join(dir, "elsewhere"), 0o755)

@@ -106,7 +106,7 @@ func (g *globals) initSpec() (*spec.Spec, bool, error) {
 	if _, err := os.Stat(g.config); err == nil {
 		s, err := spec.Load(g.config)
 		if err != nil {
-			return nil, false, fmt.Errorf("%w\nfix the spec, or move it away to start a new cluster", err)
+			return nil, false, fmt.Errorf("%w\nfix the spec; for a new cluster use another folder: the state beside this spec (.ohmytalos/, with its secrets/) belongs to the cluster already applied", err)
 		}
 		return s, true, nil
 	}

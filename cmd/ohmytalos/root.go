@@ -86,8 +86,10 @@ func (g *globals) stateDirFor(name string) string {
 	return filepath.Join(filepath.Dir(g.config), ".ohmytalos", name)
 }
 
-// openState opens the cluster's state; the age identity is loaded (or
-// created) only when a secret is first read or written.
+// openState opens the cluster's state; the age identity is loaded only
+// when a secret is first read or written, and created only to write one:
+// a read-only command (kubeconfig, talosconfig, doctor, plan) never makes
+// an identity, it says where it looked.
 func (g *globals) openState(name string) (*state.Store, error) {
 	st, err := state.Open(g.stateDirFor(name), name, nil)
 	if err != nil {
@@ -97,6 +99,9 @@ func (g *globals) openState(name string) (*state.Store, error) {
 		return state.LoadKeyring(state.KeyFileCandidates(), state.DefaultNewKeyFile())
 	})
 	st.SetSecretObserver(g.observeSecret)
+	st.SetKeyFinder(func() (*state.Keyring, error) {
+		return state.FindKeyring(state.KeyFileCandidates())
+	})
 	return st, nil
 }
 

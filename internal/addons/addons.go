@@ -35,6 +35,10 @@ type Inputs struct {
 	Token string
 	// Backup are the backup add-on's recipient and S3 credentials.
 	Backup BackupInputs
+	// ClusterID is the cluster's random ID ("" before it has one): the
+	// CSI driver labels the volumes it creates with it, so destroy tells
+	// this cluster's volumes from those of another of the same name.
+	ClusterID string
 }
 
 // Workload is a Deployment or DaemonSet whose readiness means the add-on
@@ -100,7 +104,7 @@ func renderOne(sp *spec.Spec, in Inputs, name string) (Addon, error) {
 	case HCloudCCM:
 		return hcloudCCM(sp), nil
 	case HCloudCSI:
-		return hcloudCSI(sp), nil
+		return hcloudCSI(sp, in.ClusterID), nil
 	case Longhorn:
 		return longhorn(sp), nil
 	case MetricsServer:

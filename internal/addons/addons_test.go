@@ -177,7 +177,7 @@ func toStrings(v []any) []string {
 }
 
 func TestHetznerAddons(t *testing.T) {
-	as, err := Render(testSpec(t, nil), Inputs{NetworkID: 4711, Token: "s3cret"})
+	as, err := Render(testSpec(t, nil), Inputs{NetworkID: 4711, Token: "s3cret", ClusterID: "0123456789abcdef0123456789abcdef"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestHetznerAddons(t *testing.T) {
 		{"csi image", dig(find(t, as, "Deployment", "hcloud-csi-controller"), "spec", "template", "spec", "containers", "hcloud-csi-driver", "image"),
 			"docker.io/hetznercloud/hcloud-csi-driver:" + spec.DefaultHCloudCSIVersion},
 		{"csi volume labels", dig(find(t, as, "Deployment", "hcloud-csi-controller"), "spec", "template", "spec", "containers", "hcloud-csi-driver", "env", "HCLOUD_VOLUME_EXTRA_LABELS", "value"),
-			"ohmytalos.io/cluster=" + testSpec(t, nil).Name},
+			"ohmytalos.io/cluster=" + testSpec(t, nil).Name + ",ohmytalos.io/cluster-id=0123456789abcdef0123456789abcdef"},
 		{"default storage class", dig(find(t, as, "StorageClass", "hcloud-volumes"), "metadata", "annotations", "storageclass.kubernetes.io/is-default-class"), "true"},
 		{"csi driver", find(t, as, "CSIDriver", "csi.hetzner.cloud").Name(), "csi.hetzner.cloud"},
 	}

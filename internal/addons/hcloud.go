@@ -100,16 +100,21 @@ const (
 )
 
 // CSIVolumeLabels is the HCLOUD_VOLUME_EXTRA_LABELS value of the CSI
-// controller: the cluster label ohmytalos' destroy looks for.
-func CSIVolumeLabels(cluster string) string {
-	return cloud.LabelCluster + "=" + cluster
+// controller (comma-separated k=v, as the driver parses it): the cluster
+// label and, when the cluster has one, its ID, which destroy looks for.
+func CSIVolumeLabels(cluster, id string) string {
+	v := cloud.LabelCluster + "=" + cluster
+	if id != "" {
+		v += "," + cloud.LabelClusterID + "=" + id
+	}
+	return v
 }
 
 // hcloudCSI renders the Hetzner CSI driver: the controller (attach, resize,
 // provision Hetzner volumes), the node plugin on every node, the CSIDriver
 // object and hcloud-volumes as the default StorageClass.
 // Facts: hetznercloud/csi-driver deploy/kubernetes/hcloud-csi.yml.
-func hcloudCSI(sp *spec.Spec) Addon {
+func hcloudCSI(sp *spec.Spec, clusterID string) Addon {
 	v := sp.Addons.HCloudCSI.Version
 	img := image("docker.io/hetznercloud/hcloud-csi-driver", v)
 	sock := mount("socket-dir", "/run/csi")
@@ -133,7 +138,7 @@ func hcloudCSI(sp *spec.Spec) Addon {
 							// destroy finds the volumes claims left (csi-driver
 							// cmd/controller/main.go reads HCLOUD_VOLUME_EXTRA_LABELS,
 							// key=value,...; since v2.15.0).
-							m{"name": "HCLOUD_VOLUME_EXTRA_LABELS", "value": CSIVolumeLabels(sp.Name)}),
+							m{"name": "HCLOUD_VOLUME_EXTRA_LABELS", "value": CSIVolumeLabels(sp.Name, clusterID)}),
 						"ports": ports, "livenessProbe": health, "volumeMounts": l{sock}},
 					m{"name": "csi-attacher", "image": csiAttacher, "args": strs("--default-fstype=ext4"), "volumeMounts": l{sock}},
 					m{"name": "csi-resizer", "image": csiResizer, "volumeMounts": l{sock}},

@@ -21,6 +21,7 @@ import (
 // Labels that mark ohmytalos' resources.
 const (
 	LabelCluster   = "ohmytalos.io/cluster"
+	LabelClusterID = "ohmytalos.io/cluster-id" // the cluster's random ID: its identity, not its name
 	LabelManagedBy = "ohmytalos.io/managed-by"
 	LabelRole      = "ohmytalos.io/role"
 	LabelPool      = "ohmytalos.io/pool"
@@ -36,6 +37,31 @@ func ClusterLabels(cluster, role string, extra map[string]string) map[string]str
 		l[k] = v
 	}
 	return l
+}
+
+// WithClusterID returns a copy of labels with the cluster ID label set
+// (labels unchanged when id is "": a state from before cluster IDs).
+func WithClusterID(labels map[string]string, id string) map[string]string {
+	out := make(map[string]string, len(labels)+1)
+	for k, v := range labels {
+		out[k] = v
+	}
+	if id != "" {
+		out[LabelClusterID] = id
+	}
+	return out
+}
+
+// WithoutClusterID returns a copy of labels without the cluster ID label:
+// lookups select by name and role, then tell owners apart by the ID.
+func WithoutClusterID(labels map[string]string) map[string]string {
+	out := make(map[string]string, len(labels))
+	for k, v := range labels {
+		if k != LabelClusterID {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // Selector renders labels as a Hetzner label selector (k=v,k=v, sorted).

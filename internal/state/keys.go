@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"filippo.io/age"
@@ -14,14 +15,22 @@ import (
 )
 
 // Keyring encrypts secret blobs at rest with an age X25519 identity, so the
-// standard `age` CLI can decrypt them: `age -d -i KEYFILE FILE.age`.
+// standard `age` CLI can decrypt them: `age -d -i KEYFILE FILE.age`. It
+// decrypts with every identity of every key file it found, as SOPS does
+// ("each identity will be tried in sequence until one is able to decrypt
+// the data", getsops/sops README.rst, age section).
 type Keyring struct {
-	identity *age.X25519Identity
-	// Path is the identity file in use.
+	identity *age.X25519Identity // encrypts: the first of the first file
+	all      []age.Identity      // decrypt: every identity found
+	files    []string            // the key files the identities came from
+	// Path is the identity file in use (the one secrets are encrypted to).
 	Path string
 	// Created is true when LoadKeyring had to create a new identity.
 	Created bool
 }
+
+// ErrNoIdentity is returned by FindKeyring when no key file exists.
+var ErrNoIdentity = errors.New("no age identity found")
 
 // KeyFileCandidates lists where an existing age identity is looked for, in
 // order: $OHMYTALOS_AGE_KEY_FILE, $SOPS_AGE_KEY_FILE, SOPS' default key
@@ -57,10 +66,27 @@ func DefaultNewKeyFile() string {
 	return filepath.Join(base, "ohmytalos", "age-key.txt")
 }
 
-// LoadKeyring reuses the first existing identity among candidates, or
-// creates one (mode 0600) at newPath.
+// LoadKeyring reuses the identities of the existing candidates (see
+// FindKeyring), or creates one (mode 0600) at newPath when there is none.
+// Only a command that writes secrets calls it: reading never creates.
 func LoadKeyring(candidates []string, newPath string) (*Keyring, error) {
+	k, err := FindKeyring(candidates)
+	if !errors.Is(err, ErrNoIdentity) {
+		return k, err
+	}
+	return createKeyring(newPath)
+}
+
+// FindKeyring reads every existing candidate key file and keeps all their
+// identities: secrets are encrypted to the first X25519 identity of the
+// first file, and decrypted with any of them. It fails with ErrNoIdentity,
+// naming where it looked, when no candidate exists; it never creates one.
+func FindKeyring(candidates []string) (*Keyring, error) {
+	k := &Keyring{}
 	for _, p := range candidates {
+		if slices.Contains(k.files, p) {
+			continue
+		}
 		b, err := os.ReadFile(p)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
@@ -68,12 +94,31 @@ func LoadKeyring(candidates []string, newPath string) (*Keyring, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read age identity %s: %w", p, err)
 		}
-		id, err := firstX25519(b)
+		ids, err := parseIdentities(b)
 		if err != nil {
 			return nil, fmt.Errorf("age identity file %s: %w", p, err)
 		}
-		return &Keyring{identity: id, Path: p}, nil
+		if k.identity == nil {
+			id, err := firstX25519(ids)
+			if err != nil {
+				return nil, fmt.Errorf("age identity file %s: %w", p, err)
+			}
+			k.identity, k.Path = id, p
+		}
+		k.all = append(k.all, ids...)
+		k.files = append(k.files, p)
 	}
+	if k.identity == nil {
+		return nil, fmt.Errorf("%w: looked in %s; point SOPS_AGE_KEY_FILE (or OHMYTALOS_AGE_KEY_FILE) at the key file the cluster's secrets were encrypted to, "+
+			"or run this where that file is (a new identity is created only by a command that writes secrets, such as apply)",
+			ErrNoIdentity, strings.Join(candidates, ", "))
+	}
+	return k, nil
+}
+
+// createKeyring generates an identity and writes it to newPath (mode
+// 0600, never over an existing file).
+func createKeyring(newPath string) (*Keyring, error) {
 	id, err := age.GenerateX25519Identity()
 	if err != nil {
 		return nil, fmt.Errorf("generate age identity: %w", err)
@@ -94,20 +139,39 @@ func LoadKeyring(candidates []string, newPath string) (*Keyring, error) {
 	if err := f.Close(); err != nil {
 		return nil, err
 	}
-	return &Keyring{identity: id, Path: newPath, Created: true}, nil
+	return &Keyring{identity: id, all: []age.Identity{id}, files: []string{newPath}, Path: newPath, Created: true}, nil
 }
 
-func firstX25519(b []byte) (*age.X25519Identity, error) {
+func parseIdentities(b []byte) ([]age.Identity, error) {
 	ids, err := age.ParseIdentities(bytes.NewReader(b))
 	if err != nil {
 		return nil, fmt.Errorf("not an age identity file: %w", err)
 	}
+	return ids, nil
+}
+
+func firstX25519(ids []age.Identity) (*age.X25519Identity, error) {
 	for _, id := range ids {
 		if x, ok := id.(*age.X25519Identity); ok {
 			return x, nil
 		}
 	}
 	return nil, errors.New("holds no X25519 identity: expected an age secret key line, as age-keygen writes")
+}
+
+// identities are what Decrypt tries, in order.
+func (k *Keyring) identities() []age.Identity {
+	if len(k.all) == 0 {
+		return []age.Identity{k.identity}
+	}
+	return k.all
+}
+
+func (k *Keyring) keyFiles() []string {
+	if len(k.files) == 0 {
+		return []string{k.Path}
+	}
+	return k.files
 }
 
 // Recipient is the public key secrets are encrypted to.
@@ -139,59 +203,54 @@ func (k *Keyring) Decrypt(ciphertext []byte) ([]byte, error) {
 	if strings.HasPrefix(string(ciphertext), "-----BEGIN AGE ENCRYPTED FILE-----") {
 		r = armor.NewReader(r)
 	}
-	d, err := age.Decrypt(r, k.identity)
+	d, err := age.Decrypt(r, k.identities()...)
 	if err != nil {
-		return nil, fmt.Errorf("decrypt with %s: %w (is this the identity the cluster was created with?)", k.Path, err)
+		return nil, fmt.Errorf("decrypt with the identities in %s: %w (is one of them the identity the cluster was created with?)", strings.Join(k.keyFiles(), ", "), err)
 	}
 	return io.ReadAll(d)
 }
 
 // SetKeyLoader defers loading (or creating) the age identity until a
-// secret is first read or written, so commands that never touch secrets
-// (plan, cost) create no key file.
+// secret is first written, so commands that never touch secrets (plan,
+// cost) create no key file.
 func (s *Store) SetKeyLoader(load func() (*Keyring, error)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.keyLoader = load
 }
 
-// keyring returns the loaded identity, loading it on first use.
-func (s *Store) keyring() (*Keyring, error) {
+// SetKeyFinder sets how the identity is found for reading secrets (and the
+// recipient): it must never create one (FindKeyring), so a read-only
+// command under another HOME fails with where it looked instead of
+// quietly making an identity that opens nothing. Without a finder, reads
+// use the loader.
+func (s *Store) SetKeyFinder(find func() (*Keyring, error)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.keys == nil && s.keyLoader != nil {
-		k, err := s.keyLoader()
-		if err != nil {
-			return nil, err
-		}
-		s.keys = k
-	}
-	if s.keys == nil {
-		return nil, errors.New("no age identity loaded: cannot read or store secrets")
-	}
-	return s.keys, nil
+	s.keyFinder = find
 }
 
-// PutSecret encrypts plaintext and stores it as secrets/NAME.age.
-func (s *Store) PutSecret(name string, plaintext []byte) error {
-	keys, err := s.keyring()
+// keyringFor returns the loaded identity, loading it on first use: with
+// the loader (which may create one) to write, the finder to read.
+func (s *Store) keyringFor(write bool) (*Keyring, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.keys != nil {
+		return s.keys, nil
+	}
+	load := s.keyLoader
+	if !write && s.keyFinder != nil {
+		load = s.keyFinder
+	}
+	if load == nil {
+		return nil, errors.New("no age identity loaded: cannot read or store secrets")
+	}
+	k, err := load()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	s.observed(name, plaintext)
-	ct, err := keys.Encrypt(plaintext)
-	if err != nil {
-		return err
-	}
-	dir := filepath.Join(s.dir, "secrets")
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create %s: %w", dir, err)
-	}
-	rel := filepath.Join("secrets", name+".age")
-	if err := writeAtomic(filepath.Join(s.dir, rel), ct, nil); err != nil {
-		return err
-	}
-	return s.Update(func(st *State) error { st.Secrets[name] = rel; return nil })
+	s.keys = k
+	return k, nil
 }
 
 // HasSecret reports whether a secret blob is stored.
@@ -209,12 +268,12 @@ func (s *Store) SecretPath(name string) string {
 
 // Secret decrypts a stored secret blob.
 func (s *Store) Secret(name string) ([]byte, error) {
-	keys, err := s.keyring()
-	if err != nil {
-		return nil, err
-	}
 	if !s.HasSecret(name) {
 		return nil, fmt.Errorf("no secret %q in %s yet: run \"ohmytalos apply\" first", name, s.dir)
+	}
+	keys, err := s.keyringFor(false)
+	if err != nil {
+		return nil, err
 	}
 	ct, err := os.ReadFile(s.SecretPath(name))
 	if err != nil {

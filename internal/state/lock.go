@@ -46,6 +46,12 @@ func (s *Store) Lock(command string) error {
 	_, _ = f.WriteAt(b, 0)
 	_ = f.Sync()
 	s.lockFile = f
+	// The state was read when it was opened, maybe while another run held
+	// the lock and wrote: read it again now that no one else can.
+	if err := s.reload(); err != nil {
+		_ = s.Unlock()
+		return err
+	}
 	return nil
 }
 

@@ -27,8 +27,12 @@ const (
 
 // State is what a cluster's runs have done so far.
 type State struct {
-	Schema    int                        `json:"schema"`
-	Cluster   string                     `json:"cluster"`
+	Schema  int    `json:"schema"`
+	Cluster string `json:"cluster"`
+	// ClusterID is the cluster's random identity, carried by every
+	// resource as the label ohmytalos.io/cluster-id: two checkouts of a
+	// spec with the same name are two clusters.
+	ClusterID string                     `json:"clusterID,omitempty"`
 	SpecHash  string                     `json:"specHash,omitempty"`
 	Created   time.Time                  `json:"created"`
 	Updated   time.Time                  `json:"updated"`
@@ -67,11 +71,14 @@ func (s State) Step(name string) StepState {
 // Store reads and writes one cluster's state directory.
 type Store struct {
 	dir       string
+	cluster   string // "" accepts any state's cluster
 	keys      *Keyring
 	keyLoader func() (*Keyring, error)
+	keyFinder func() (*Keyring, error)
 
-	mu  sync.Mutex
-	cur *State
+	mu   sync.Mutex
+	idMu sync.Mutex // serialises EnsureClusterID
+	cur  *State
 	// beforeRename, when set, runs between writing the temp file and the
 	// rename: tests use it to simulate a crash at the worst moment.
 	beforeRename func() error
@@ -89,21 +96,57 @@ func Open(dir, cluster string, keys *Keyring) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("create state directory %s: %w", dir, err)
 	}
-	s := &Store{dir: dir, keys: keys}
-	st, err := s.read()
+	s := &Store{dir: dir, keys: keys, cluster: cluster}
+	st, err := s.load()
 	if err != nil {
 		return nil, err
 	}
 	if st == nil {
 		now := time.Now().UTC()
 		st = &State{Schema: SchemaVersion, Cluster: cluster, Created: now}
+		normalize(st)
+		adoptSecretFiles(dir, st)
+		if err := adoptClusterID(dir, st); err != nil {
+			return nil, err
+		}
 	}
-	if st.Cluster != cluster && cluster != "" {
-		return nil, fmt.Errorf("state in %s belongs to cluster %q, not %q: pass the right --state-dir or --config", dir, st.Cluster, cluster)
-	}
-	normalize(st)
 	s.cur = st
 	return s, nil
+}
+
+// load reads the state file and checks it is the cluster's; nil when
+// there is no state file yet.
+func (s *Store) load() (*State, error) {
+	st, err := s.read()
+	if err != nil || st == nil {
+		return nil, err
+	}
+	if st.Cluster != s.cluster && s.cluster != "" {
+		return nil, fmt.Errorf("state in %s belongs to cluster %q, not %q: pass the right --state-dir or --config", s.dir, st.Cluster, s.cluster)
+	}
+	normalize(st)
+	adoptSecretFiles(s.dir, st)
+	if err := adoptClusterID(s.dir, st); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
+// reload replaces the in-memory state with the file's, after the lock
+// is taken: a run that opened the state while another held the lock
+// must not write that other run's old state back.
+func (s *Store) reload() error {
+	st, err := s.load()
+	if err != nil {
+		return err
+	}
+	if st == nil {
+		return nil // nothing written yet: what Open made stands
+	}
+	s.mu.Lock()
+	s.cur = st
+	s.mu.Unlock()
+	return nil
 }
 
 // Exists reports whether dir holds a state file.
@@ -116,6 +159,10 @@ func Exists(dir string) bool {
 func (s *Store) Dir() string { return s.dir }
 
 const fileName = "state.json"
+
+// backupName is the previous state.json, kept by every write: a state
+// file damaged after the last write can be restored from it.
+const backupName = fileName + ".bak"
 
 func normalize(st *State) {
 	if st.Steps == nil {
@@ -144,14 +191,14 @@ func (s *Store) read() (*State, error) {
 		Schema int `json:"schema"`
 	}
 	if err := json.Unmarshal(b, &probe); err != nil {
-		return nil, fmt.Errorf("state file %s is corrupt (%v): restore it from a backup, or move it away to start over", filepath.Join(s.dir, fileName), err)
+		return nil, corruptError(s.dir, err)
 	}
 	if probe.Schema > SchemaVersion {
 		return nil, fmt.Errorf("%w: %s has schema %d, this build reads up to %d; upgrade ohmytalos", ErrNewerSchema, filepath.Join(s.dir, fileName), probe.Schema, SchemaVersion)
 	}
 	var st State
 	if err := json.Unmarshal(b, &st); err != nil {
-		return nil, fmt.Errorf("state file %s is corrupt: %w", filepath.Join(s.dir, fileName), err)
+		return nil, corruptError(s.dir, err)
 	}
 	return &st, nil
 }
@@ -186,6 +233,7 @@ func (s *Store) Update(fn func(*State) error) error {
 	if err != nil {
 		return fmt.Errorf("encode state: %w", err)
 	}
+	keepPrevious(filepath.Join(s.dir, fileName))
 	if err := writeAtomic(filepath.Join(s.dir, fileName), b, s.beforeRename); err != nil {
 		return err
 	}
@@ -275,4 +323,29 @@ func writeAtomic(path string, data []byte, beforeRename func() error) error {
 		d.Close()
 	}
 	return nil
+}
+
+// keepPrevious hard-links the current state file to state.json.bak before
+// it is replaced: the rename then leaves the old content under the backup
+// name. Best effort: a state without a backup still works.
+func keepPrevious(path string) {
+	if _, err := os.Stat(path); err != nil {
+		return
+	}
+	bak := filepath.Join(filepath.Dir(path), backupName)
+	_ = os.Remove(bak)
+	_ = os.Link(path, bak)
+}
+
+// corruptError explains a state file that cannot be decoded, and the
+// recoveries that keep the cluster's secrets: never one that loses them.
+func corruptError(dir string, cause error) error {
+	path := filepath.Join(dir, fileName)
+	restore := ""
+	if _, err := os.Stat(filepath.Join(dir, backupName)); err == nil {
+		restore = fmt.Sprintf("restore the previous write with \"cp %s %s\", or ", filepath.Join(dir, backupName), path)
+	}
+	return fmt.Errorf("state file %s is corrupt: %w; keep %s where it is (it holds the cluster's Talos secrets bundle, never delete or move it), then %s"+
+		"move only %s aside and run apply: it rebuilds the state from the kept secrets and the resources labelled with the cluster's ID",
+		path, cause, filepath.Join(dir, "secrets"), restore, fileName)
 }

@@ -195,3 +195,44 @@ func TestKeyFileCandidatesIncludeOwnIdentity(t *testing.T) {
 		t.Errorf("second run = %+v", again)
 	}
 }
+
+// TestLockRereadsTheState is issue 21 item 10: a run that opens the state
+// while another holds the lock, then locks once the other has written and
+// unlocked, sees that write and does not write the old state back.
+func TestLockRereadsTheState(t *testing.T) {
+	dir := t.TempDir()
+	first, err := Open(dir, "demo", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Lock("first"); err != nil {
+		t.Fatal(err)
+	}
+	second, err := Open(dir, "demo", nil) // opened while first holds the lock
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := first.PutResource("server/a", Resource{Kind: "server", ID: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := first.Unlock(); err != nil {
+		t.Fatal(err)
+	}
+	if err := second.Lock("second"); err != nil {
+		t.Fatal(err)
+	}
+	defer second.Unlock()
+	if r, ok := second.Resource("server/a"); !ok || r.ID != 1 {
+		t.Fatalf("second run does not see the first's write after locking: %+v %v", r, ok)
+	}
+	if err := second.PutResource("server/b", Resource{Kind: "server", ID: 2}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Open(dir, "demo", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := again.Resource("server/a"); !ok {
+		t.Error("the second run wrote the old state back: the first run's server/a is lost")
+	}
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ohmytalos/ohmytalos/internal/sandbox"
+	"github.com/ohmytalos/ohmytalos/internal/state"
+)
+
+// TestReadOnlyCommandsUnderAnotherHomeCreateNoIdentity: kubeconfig and
+// talosconfig, run where the cluster's age identity is not, fail saying
+// where they looked, and create no identity of their own.
+func TestReadOnlyCommandsUnderAnotherHomeCreateNoIdentity(t *testing.T) {
+	dir := seedDir(t)
+	cfg := filepath.Join(dir, "ohmytalos.yaml")
+	sdir := filepath.Join(dir, "state")
+	st, err := state.Open(sdir, "demo", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := state.LoadKeyring(state.KeyFileCandidates(), state.DefaultNewKeyFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.SetKeyLoader(func() (*state.Keyring, error) { return keys, nil })
+	for _, name := range []string{"kubeconfig", "talosconfig"} {
+		if err := st.PutSecret(name, []byte("apiVersion: v1\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	t.Setenv("OHMYTALOS_AGE_KEY_FILE", "")
+	t.Setenv("SOPS_AGE_KEY_FILE", "")
+	t.Setenv("XDG_CONFIG_HOME", "")
+	for _, args := range [][]string{
+		{"kubeconfig", "--config", cfg, "--state-dir", sdir, "--out", filepath.Join(dir, "kc")},
+		{"talosconfig", "--config", cfg, "--state-dir", sdir},
+	} {
+		out, err := run(t, args...)
+		if err == nil {
+			t.Errorf("%s without the identity succeeded:\n%s", args[0], out)
+			continue
+		}
+		if !strings.Contains(err.Error(), "no age identity found: looked in") || !strings.Contains(err.Error(), filepath.Join(home, ".config", "sops", "age", "keys.txt")) {
+			t.Errorf("%s: %v, want where it looked and how to fix", args[0], err)
+		}
+	}
+	if found, _ := filepath.Glob(filepath.Join(home, ".config", "*", "*")); len(found) != 0 {
+		t.Errorf("a read-only command created %v", found)
+	}
+}
+
+// hetznerFor points HCLOUD_ENDPOINT at a sandbox Hetzner API that accepts
+// token: commands that create a Talos secrets bundle first check that no
+// server of the cluster exists, and no test may reach the internet.
+func hetznerFor(t *testing.T, token string) {
+	t.Helper()
+	sb, err := sandbox.Start(context.Background(), sandbox.Options{Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	t.Setenv("HCLOUD_ENDPOINT", sb.HCloudURL)
+	t.Setenv("HCLOUD_TOKEN", token)
+}
