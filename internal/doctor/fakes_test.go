@@ -58,7 +58,16 @@ type fakeKube struct {
 	nodes     []KubeNode
 	cilium    *CiliumConfig
 	workloads map[string]*Workload // "Kind/ns/name"
+	services  []LBService
+	ccmEnv    map[string]string
 	err       error
+}
+
+func (f *fakeKube) LoadBalancerServices(context.Context) ([]LBService, error) {
+	return f.services, f.err
+}
+func (f *fakeKube) CloudControllerEnv(context.Context) (map[string]string, error) {
+	return f.ccmEnv, f.err
 }
 
 func (f *fakeKube) Workload(_ context.Context, kind, ns, name string) (*Workload, error) {
