@@ -69,6 +69,7 @@ func DoctorEnv(ctx context.Context, d *Deps, env *engine.Env, o DoctorOptions) (
 	if tc, err := env.State.Secret(secretTalosconfig); err != nil {
 		notes = append(notes, "Talos checks skip: no talosconfig yet ("+err.Error()+")")
 	} else {
+		de.Talosconfig = tc
 		ts := &talosSource{talosconfig: tc, spec: sp, addr: map[string]string{}, clients: map[string]*talosapi.Client{}}
 		for _, r := range append(append([]doctor.NodeRef{}, de.ControlPlanes...), de.Workers...) {
 			if r.PublicIP != "" {

@@ -6,6 +6,7 @@ import "time"
 // first, then cloud, Kubernetes, DNS and repository checks.
 func Checks() []Check {
 	return []Check{
+		{ID: "talos-endpoints", Title: "the talosconfig's endpoints are set, answer from here and are not the VIP", Timeout: 20 * time.Second, Run: checkTalosEndpoints},
 		{ID: "vip-link", Title: "VIP is on an existing private link", Timeout: 20 * time.Second, Run: checkVIPLink},
 		{ID: "vip-claimed", Title: "exactly one control plane holds the VIP", Timeout: 20 * time.Second, Run: checkVIPClaimed},
 		{ID: "etcd", Title: "etcd members match the control planes; snapshots are recent", Timeout: 20 * time.Second, Run: checkEtcd},

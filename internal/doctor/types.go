@@ -112,6 +112,9 @@ type Env struct {
 	// Kubeconfig is the operator's kubeconfig (YAML) whose servers the
 	// kubeconfig-reachable check dials; empty skips it.
 	Kubeconfig []byte
+	// Talosconfig is the operator's talosconfig (YAML) whose endpoints the
+	// talos-endpoints check dials; empty skips it.
+	Talosconfig []byte
 	// AddonWorkloads are the workloads the installed add-ons must run;
 	// empty means Cilium's, the Hetzner cloud controller's and CSI driver's.
 	AddonWorkloads []WorkloadRef
