@@ -35,7 +35,7 @@ func DoctorEnv(ctx context.Context, d *Deps, env *engine.Env, o DoctorOptions) (
 	de := &doctor.Env{
 		ClusterName: sp.Name, VIP: sp.ControlPlane.VIP, VIPLink: vipLink(sp), PrivateCIDR: sp.ControlPlane.Subnet,
 		Domains: append(append([]string{}, sp.Domains...), o.Domains...), Resolver: o.Resolver, RepoDir: o.RepoDir,
-		ExternalDNSOwner: o.Owner,
+		ExternalDNSOwner: o.Owner, TalosVersion: sp.Talos.Version, KubernetesVersion: sp.Kubernetes.Version,
 	}
 	de.Backup, de.LastSnapshot = doctorBackup(env)
 	if needs, _, err := imageNeeds(sp); err == nil {
@@ -176,6 +176,15 @@ func (t *talosSource) VIPConfig(ctx context.Context, node string) (string, strin
 		return "", "", nil
 	}
 	return vipLink(t.spec), t.spec.ControlPlane.VIP, nil
+}
+
+// TalosVersion reads the node's running Talos tag through the Version API.
+func (t *talosSource) TalosVersion(ctx context.Context, node string) (string, error) {
+	c, err := t.client(ctx, node)
+	if err != nil {
+		return "", err
+	}
+	return c.Version(ctx)
 }
 
 func (t *talosSource) EtcdMembers(ctx context.Context, node string) ([]doctor.EtcdMember, error) {

@@ -74,3 +74,28 @@ func TestDoctorTalosEndpoints(t *testing.T) {
 		t.Fatalf("talos-endpoints behind the firewall = %s, want fail naming %s: %s", r.Status, first, describeResult(r))
 	}
 }
+
+// TestDoctorVersionSkew: the seed cluster runs what its spec says; a spec
+// edited to a Kubernetes release Talos v1.13 does not support fails, and
+// one naming another Talos patch warns that the nodes differ.
+func TestDoctorVersionSkew(t *testing.T) {
+	c := startDoctorCluster(t, nil)
+	if err := c.apply(t, engine.Options{}); err != nil {
+		t.Fatalf("apply the seed spec in the sandbox: %v", err)
+	}
+	r := c.doctorResults(t)["version-skew"]
+	ev := strings.Join(r.Evidence, "\n")
+	if r.Status != doctor.StatusPass || !strings.Contains(ev, "demo-cp-1: Talos v1.13.9") || !strings.Contains(ev, "kubelet v1.36.3") {
+		t.Fatalf("version-skew on the seed cluster = %s, want pass with each node's versions: %s", r.Status, describeResult(r))
+	}
+	c.env.Spec.Kubernetes.Version = "1.37.0"
+	r = c.doctorResults(t)["version-skew"]
+	if r.Status != doctor.StatusFail || !strings.Contains(strings.Join(r.Evidence, "\n"), "spec: kubernetes.version 1.37.0 on talos.version v1.13.9: version of Kubernetes 1.37.0 is too new") {
+		t.Fatalf("version-skew with kubernetes 1.37.0 = %s, want fail: %s", r.Status, describeResult(r))
+	}
+	c.env.Spec.Kubernetes.Version, c.env.Spec.Talos.Version = "1.36.3", "v1.13.8"
+	r = c.doctorResults(t)["version-skew"]
+	if r.Status != doctor.StatusWarn || !strings.Contains(strings.Join(r.Evidence, "\n"), "demo-worker-1 runs Talos v1.13.9, the spec says v1.13.8") {
+		t.Fatalf("version-skew with talos v1.13.8 in the spec = %s, want warn naming the nodes: %s", r.Status, describeResult(r))
+	}
+}

@@ -15,6 +15,15 @@ type fakeTalos struct {
 	vip     map[string]string
 	members map[string][]EtcdMember
 	errs    map[string]error
+	// versions: node key -> Talos tag; a missing node errs.
+	versions map[string]string
+}
+
+func (f *fakeTalos) TalosVersion(_ context.Context, node string) (string, error) {
+	if v, ok := f.versions[node]; ok {
+		return v, f.err(node)
+	}
+	return "", fmt.Errorf("no version for %s", node)
 }
 
 func (f *fakeTalos) err(node string) error {

@@ -97,6 +97,9 @@ type Env struct {
 	VIPLink string
 	// PrivateCIDR is the control-plane subnet, e.g. "10.0.1.0/24".
 	PrivateCIDR string
+	// TalosVersion and KubernetesVersion are what the spec says the nodes
+	// run (talos.version, kubernetes.version); empty when there is no spec.
+	TalosVersion, KubernetesVersion string
 	// PodMTU is the MTU configured for pod interfaces (0 = not configured).
 	PodMTU int
 	// ControlPlanes lists the control-plane nodes.
@@ -277,6 +280,8 @@ type KubeNode struct {
 	NotReadyReason string
 	// Taints are the node's taint keys.
 	Taints []string
+	// KubeletVersion is status.nodeInfo.kubeletVersion, e.g. "v1.36.3".
+	KubeletVersion string
 }
 
 // Workload is a Deployment's or DaemonSet's readiness.
