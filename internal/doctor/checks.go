@@ -11,6 +11,7 @@ func Checks() []Check {
 		{ID: "vip-claimed", Title: "exactly one control plane holds the VIP", Timeout: 20 * time.Second, Run: checkVIPClaimed},
 		{ID: "etcd", Title: "etcd members match the control planes; snapshots are recent", Timeout: 20 * time.Second, Run: checkEtcd},
 		{ID: "version-skew", Title: "Talos and Kubernetes versions match the spec and what ohmytalos supports", Timeout: 20 * time.Second, Run: checkVersionSkew},
+		{ID: "egress", Title: "every node has a default route (via the network gateway without a public IPv4)", Timeout: 20 * time.Second, Run: checkEgress},
 		{ID: "mtu", Title: "MTUs fit Hetzner's private network (1450)", Timeout: 20 * time.Second, Run: checkMTU},
 		{ID: "lb-targets", Title: "load balancers have healthy targets", Timeout: 30 * time.Second, Run: checkLBTargets},
 		{ID: "lb-pending", Title: "LoadBalancer Services have an address", Timeout: 20 * time.Second, Run: checkLBPending},

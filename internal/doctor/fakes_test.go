@@ -17,6 +17,14 @@ type fakeTalos struct {
 	errs    map[string]error
 	// versions: node key -> Talos tag; a missing node errs.
 	versions map[string]string
+	routes   map[string][]Route
+}
+
+func (f *fakeTalos) Routes(_ context.Context, node string) ([]Route, error) {
+	if r, ok := f.routes[node]; ok {
+		return r, f.err(node)
+	}
+	return nil, fmt.Errorf("no routes for %s", node)
 }
 
 func (f *fakeTalos) TalosVersion(_ context.Context, node string) (string, error) {

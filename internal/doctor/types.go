@@ -95,6 +95,9 @@ type Env struct {
 	VIP string
 	// VIPLink is the link the VIP is configured on, e.g. "eth1".
 	VIPLink string
+	// NetworkCIDR is the private network's range (network.cidr), e.g.
+	// "10.0.0.0/16"; its first address is Hetzner's network gateway.
+	NetworkCIDR string
 	// PrivateCIDR is the control-plane subnet, e.g. "10.0.1.0/24".
 	PrivateCIDR string
 	// TalosVersion and KubernetesVersion are what the spec says the nodes
