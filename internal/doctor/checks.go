@@ -19,6 +19,7 @@ func Checks() []Check {
 		{ID: "kubeconfig-reachable", Title: "the kubeconfig's API servers answer from here", Timeout: 30 * time.Second, Run: checkKubeconfigReachable},
 		{ID: "provider-id", Title: "every node's providerID is hcloud://", Timeout: 20 * time.Second, Run: checkProviderID},
 		{ID: "nodes-ready", Title: "every node is Ready", Timeout: 20 * time.Second, Run: checkNodesReady},
+		{ID: "image-pulls", Title: "no container waits on an image pull", Timeout: 20 * time.Second, Run: checkImagePulls},
 		{ID: "addons", Title: "Cilium, cloud controller and CSI workloads are ready", Timeout: 30 * time.Second, Run: checkAddons},
 		{ID: "cilium-talos", Title: "Cilium is configured for Talos", Timeout: 20 * time.Second, Run: checkCiliumTalos},
 		{ID: "dns-ipv6", Title: "AAAA records point at IPv6 listeners", Timeout: 30 * time.Second, Run: checkDNSIPv6},

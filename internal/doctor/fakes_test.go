@@ -76,6 +76,7 @@ type fakeKube struct {
 	cilium    *CiliumConfig
 	workloads map[string]*Workload // "Kind/ns/name"
 	services  []LBService
+	pulls     []PullFailure
 	ccmEnv    map[string]string
 	err       error
 }
@@ -83,6 +84,8 @@ type fakeKube struct {
 func (f *fakeKube) LoadBalancerServices(context.Context) ([]LBService, error) {
 	return f.services, f.err
 }
+func (f *fakeKube) PullFailures(context.Context) ([]PullFailure, error) { return f.pulls, f.err }
+
 func (f *fakeKube) CloudControllerEnv(context.Context) (map[string]string, error) {
 	return f.ccmEnv, f.err
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/config/config"
 	"github.com/siderolabs/talos/pkg/machinery/nethelpers"
 	"github.com/siderolabs/talos/pkg/machinery/resources/network"
+
+	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubefake"
 )
 
 // Hetzner's gateways: the public IPv4 of a cloud server is a /32 reached
@@ -152,6 +154,45 @@ func (n *Node) writeRoutes(ctx context.Context, want []*network.RouteStatus) err
 			return fmt.Errorf("write route %s: %w", r.Metadata().ID(), err)
 		}
 	}
+
+	return nil
+}
+
+// hasIPv4Default reports whether the node's routes include an IPv4
+// default route.
+func (n *Node) hasIPv4Default() bool {
+	for _, r := range n.wantRoutes() {
+		s := r.TypedSpec()
+		if s.Family == nethelpers.FamilyInet4 && (!s.Destination.IsValid() || s.Destination.Bits() == 0) {
+			return true
+		}
+	}
+
+	return false
+}
+
+// SetRegistryFault makes the registries answer the server's kubelet as
+// f says (a GeoIP 403, no IPv4 egress); the zero value clears it.
+func (c *Cluster) SetRegistryFault(serverID int64, f kubefake.RegistryFault) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+
+	n := c.nodes[serverID]
+	if n == nil || n.cfg == nil || n.cfg.maintenance {
+		return fmt.Errorf("registry fault: server %d runs no configured Talos node", serverID)
+	}
+
+	tc := c.clusters[n.cfg.clusterID]
+	if tc == nil || tc.kube == nil {
+		return fmt.Errorf("registry fault: the Talos cluster of server %d serves no Kubernetes API yet", serverID)
+	}
+
+	reg, err := n.kubeletRegistration()
+	if err != nil {
+		return err
+	}
+
+	tc.kube.srv.SetRegistryFault(reg.Name, f)
 
 	return nil
 }
