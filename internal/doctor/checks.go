@@ -15,6 +15,7 @@ func Checks() []Check {
 		{ID: "mtu", Title: "MTUs fit Hetzner's private network (1450)", Timeout: 20 * time.Second, Run: checkMTU},
 		{ID: "lb-targets", Title: "load balancers have healthy targets", Timeout: 30 * time.Second, Run: checkLBTargets},
 		{ID: "lb-pending", Title: "LoadBalancer Services have an address", Timeout: 20 * time.Second, Run: checkLBPending},
+		{ID: "api-budget", Title: "the Hetzner API's hourly request budget is not running out", Timeout: 20 * time.Second, Run: checkAPIBudget},
 		{ID: "images", Title: "Talos snapshots exist for every pool", Timeout: 30 * time.Second, Run: checkImages},
 		{ID: "kubeconfig-reachable", Title: "the kubeconfig's API servers answer from here", Timeout: 30 * time.Second, Run: checkKubeconfigReachable},
 		{ID: "provider-id", Title: "every node's providerID is hcloud://", Timeout: 20 * time.Second, Run: checkProviderID},

@@ -64,8 +64,11 @@ type fakeCloud struct {
 	lbs     []LoadBalancer
 	servers []Server
 	snaps   []Snapshot
+	budget  *APIBudget
 	err     error
 }
+
+func (f *fakeCloud) APIBudget(context.Context) (*APIBudget, error) { return f.budget, f.err }
 
 func (f *fakeCloud) LoadBalancers(context.Context) ([]LoadBalancer, error) { return f.lbs, f.err }
 func (f *fakeCloud) Servers(context.Context) ([]Server, error)             { return f.servers, f.err }
