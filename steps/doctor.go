@@ -31,9 +31,9 @@ func DoctorEnv(ctx context.Context, d *Deps, env *engine.Env, o DoctorOptions) (
 	sp := env.Spec
 	var notes []string
 	de := &doctor.Env{
-		ClusterName: sp.Name, VIP: sp.ControlPlane.VIP, VIPLink: vipLink(sp), PrivateCIDR: sp.ControlPlane.Subnet,
+		ClusterName: sp.Name, NetworkCIDR: sp.Network.CIDR, VIP: sp.ControlPlane.VIP, VIPLink: vipLink(sp), PrivateCIDR: sp.ControlPlane.Subnet,
 		Domains: append(append([]string{}, sp.Domains...), o.Domains...), Resolver: o.Resolver, RepoDir: o.RepoDir,
-		ExternalDNSOwner: o.Owner,
+		ExternalDNSOwner: o.Owner, TalosVersion: sp.Talos.Version, KubernetesVersion: sp.Kubernetes.Version,
 	}
 	de.Backup, de.LastSnapshot = doctorBackup(env)
 	if needs, _, err := imageNeeds(sp); err == nil {
@@ -67,11 +67,15 @@ func DoctorEnv(ctx context.Context, d *Deps, env *engine.Env, o DoctorOptions) (
 	if tc, err := env.State.Secret(secretTalosconfig); err != nil {
 		notes = append(notes, "Talos checks skip: no talosconfig yet ("+err.Error()+")")
 	} else {
+		de.Talosconfig = tc
 		ts := &talosSource{talosconfig: tc, spec: sp, addr: map[string]string{}, clients: map[string]*talosapi.Client{}}
 		for _, r := range append(append([]doctor.NodeRef{}, de.ControlPlanes...), de.Workers...) {
 			if r.PublicIP != "" {
 				ts.addr[r.PrivateIP], ts.addr[r.Name], ts.addr[r.PublicIP] = r.PublicIP, r.PublicIP, r.PublicIP
 			}
+		}
+		for _, cp := range de.ControlPlanes {
+			ts.controlPlanes = append(ts.controlPlanes, cp.PrivateIP)
 		}
 		de.Talos = ts
 		closeAll = ts.close
@@ -109,6 +113,8 @@ type talosSource struct {
 	talosconfig []byte
 	spec        *spec.Spec
 	addr        map[string]string // node key -> public IP
+	// controlPlanes are the control planes' node keys, for proxying.
+	controlPlanes []string
 
 	mu      sync.Mutex
 	clients map[string]*talosapi.Client
@@ -173,6 +179,47 @@ func (t *talosSource) VIPConfig(ctx context.Context, node string) (string, strin
 		return "", "", nil
 	}
 	return vipLink(t.spec), t.spec.ControlPlane.VIP, nil
+}
+
+// Routes reads the node's routes (network.RouteStatus). A node without a
+// public address is asked through a control plane's apid, as talosctl -e
+// CONTROL_PLANE -n NODE does.
+func (t *talosSource) Routes(ctx context.Context, node string) ([]doctor.Route, error) {
+	c, ctx, err := t.viaControlPlane(ctx, node)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := c.Routes(ctx)
+	out := make([]doctor.Route, 0, len(rs))
+	for _, r := range rs {
+		out = append(out, doctor.Route{Family: r.Family, Destination: r.Destination, Gateway: r.Gateway, Link: r.Link})
+	}
+	return out, err
+}
+
+// viaControlPlane is the node's own client when it has a public address,
+// else a control plane's with the calls proxied to the node.
+func (t *talosSource) viaControlPlane(ctx context.Context, node string) (*talosapi.Client, context.Context, error) {
+	if t.addr[node] != "" {
+		c, err := t.client(ctx, node)
+		return c, ctx, err
+	}
+	for _, cp := range t.controlPlanes {
+		if t.addr[cp] != "" {
+			c, err := t.client(ctx, cp)
+			return c, talosapi.OnNode(ctx, node), err
+		}
+	}
+	return nil, ctx, fmt.Errorf("node %s has no public address, and no control plane has one to proxy through", node)
+}
+
+// TalosVersion reads the node's running Talos tag through the Version API.
+func (t *talosSource) TalosVersion(ctx context.Context, node string) (string, error) {
+	c, err := t.client(ctx, node)
+	if err != nil {
+		return "", err
+	}
+	return c.Version(ctx)
 }
 
 func (t *talosSource) EtcdMembers(ctx context.Context, node string) ([]doctor.EtcdMember, error) {

@@ -121,9 +121,10 @@ func specLessTalos(env *doctor.Env, flag string) []string {
 	reason := "no spec: this check compares the control planes and the VIP with ohmytalos.yaml; run the doctor beside the spec"
 	note := "Talos checks (" + strings.Join(specChecks, ", ") + ") skip: they compare the nodes with the spec"
 	if path != "" {
-		if _, err := os.Stat(path); err != nil {
+		if b, err := os.ReadFile(path); err != nil {
 			note += fmt.Sprintf("; talosconfig %s (%s) is not readable: %v", path, how, err)
 		} else {
+			env.Talosconfig = b // talos-endpoints needs no spec
 			note += fmt.Sprintf(" (talosconfig %s (%s) found, but the spec names the control planes and the VIP)", path, how)
 		}
 	} else {

@@ -15,6 +15,23 @@ type fakeTalos struct {
 	vip     map[string]string
 	members map[string][]EtcdMember
 	errs    map[string]error
+	// versions: node key -> Talos tag; a missing node errs.
+	versions map[string]string
+	routes   map[string][]Route
+}
+
+func (f *fakeTalos) Routes(_ context.Context, node string) ([]Route, error) {
+	if r, ok := f.routes[node]; ok {
+		return r, f.err(node)
+	}
+	return nil, fmt.Errorf("no routes for %s", node)
+}
+
+func (f *fakeTalos) TalosVersion(_ context.Context, node string) (string, error) {
+	if v, ok := f.versions[node]; ok {
+		return v, f.err(node)
+	}
+	return "", fmt.Errorf("no version for %s", node)
 }
 
 func (f *fakeTalos) err(node string) error {
@@ -47,8 +64,11 @@ type fakeCloud struct {
 	lbs     []LoadBalancer
 	servers []Server
 	snaps   []Snapshot
+	budget  *APIBudget
 	err     error
 }
+
+func (f *fakeCloud) APIBudget(context.Context) (*APIBudget, error) { return f.budget, f.err }
 
 func (f *fakeCloud) LoadBalancers(context.Context) ([]LoadBalancer, error) { return f.lbs, f.err }
 func (f *fakeCloud) Servers(context.Context) ([]Server, error)             { return f.servers, f.err }
@@ -58,7 +78,19 @@ type fakeKube struct {
 	nodes     []KubeNode
 	cilium    *CiliumConfig
 	workloads map[string]*Workload // "Kind/ns/name"
+	services  []LBService
+	pulls     []PullFailure
+	ccmEnv    map[string]string
 	err       error
+}
+
+func (f *fakeKube) LoadBalancerServices(context.Context) ([]LBService, error) {
+	return f.services, f.err
+}
+func (f *fakeKube) PullFailures(context.Context) ([]PullFailure, error) { return f.pulls, f.err }
+
+func (f *fakeKube) CloudControllerEnv(context.Context) (map[string]string, error) {
+	return f.ccmEnv, f.err
 }
 
 func (f *fakeKube) Workload(_ context.Context, kind, ns, name string) (*Workload, error) {

@@ -95,8 +95,14 @@ type Env struct {
 	VIP string
 	// VIPLink is the link the VIP is configured on, e.g. "eth1".
 	VIPLink string
+	// NetworkCIDR is the private network's range (network.cidr), e.g.
+	// "10.0.0.0/16"; its first address is Hetzner's network gateway.
+	NetworkCIDR string
 	// PrivateCIDR is the control-plane subnet, e.g. "10.0.1.0/24".
 	PrivateCIDR string
+	// TalosVersion and KubernetesVersion are what the spec says the nodes
+	// run (talos.version, kubernetes.version); empty when there is no spec.
+	TalosVersion, KubernetesVersion string
 	// PodMTU is the MTU configured for pod interfaces (0 = not configured).
 	PodMTU int
 	// ControlPlanes lists the control-plane nodes.
@@ -112,6 +118,9 @@ type Env struct {
 	// Kubeconfig is the operator's kubeconfig (YAML) whose servers the
 	// kubeconfig-reachable check dials; empty skips it.
 	Kubeconfig []byte
+	// Talosconfig is the operator's talosconfig (YAML) whose endpoints the
+	// talos-endpoints check dials; empty skips it.
+	Talosconfig []byte
 	// AddonWorkloads are the workloads the installed add-ons must run;
 	// empty means Cilium's, the Hetzner cloud controller's and CSI driver's.
 	AddonWorkloads []WorkloadRef
@@ -274,6 +283,8 @@ type KubeNode struct {
 	NotReadyReason string
 	// Taints are the node's taint keys.
 	Taints []string
+	// KubeletVersion is status.nodeInfo.kubeletVersion, e.g. "v1.36.3".
+	KubeletVersion string
 }
 
 // Workload is a Deployment's or DaemonSet's readiness.

@@ -269,13 +269,16 @@ func (h hooks) ServerPoweredOn(info hcloudfake.ServerInfo) {
 		s.log.Debug("sandbox: no Talos image on the disk; the server runs no Talos API", "server", info.Name, "image", info.ImageID)
 		return
 	}
-	private := ""
+	private, network := "", ""
 	if len(info.PrivateIPs) > 0 {
 		private = info.PrivateIPs[0]
 	}
+	if len(info.PrivateRanges) > 0 {
+		network = info.PrivateRanges[0]
+	}
 	_, err := s.Talos.StartNode(s.ctx, talosfake.NodeOptions{
 		ServerID: info.ID, Name: info.Name, PublicIP: info.PublicIPv4, PublicIPv6: info.PublicIPv6, PrivateIP: private,
-		MachineConfig: []byte(info.UserData), BootDelay: s.opts.BootDelay,
+		NetworkCIDR: network, MachineConfig: []byte(info.UserData), BootDelay: s.opts.BootDelay,
 		TalosVersion: talos.Version, SchematicID: talos.Schematic,
 	})
 	if err != nil {

@@ -171,7 +171,8 @@ func TestStaleResultsAreDropped(t *testing.T) {
 
 func TestUnknownCheckGetsARow(t *testing.T) {
 	f := newFakeRun(t)
-	h := newHarness(t, f, Options{Width: 80, Height: 24})
+	// Tall enough for every check and the added row without scrolling.
+	h := newHarness(t, f, Options{Width: 80, Height: len(doctor.Checks()) + 10})
 	h.idle()
 	n := len(h.m.rows)
 	h.Send(RunDoneMsg{RunID: h.m.runID, Results: []doctor.Result{{ID: "vip-lnk", Title: "unknown check", Status: doctor.StatusError, Explanation: `there is no check with id "vip-lnk"`}}})

@@ -55,14 +55,19 @@ func (m *Model) header() string {
 	return m.truncateLines(title) + "\n" + m.styles.Rule.Render(strings.Repeat("─", m.width))
 }
 
+// minListRows is how many check rows the list keeps before the notes
+// give way: the notes say why checks skip, so they keep their lines while
+// the list scrolls in what is left.
+const minListRows = 5
+
 // listView renders one line per check, scrolled so the selection shows,
-// then the notes when they fit.
+// then the notes when at least minListRows of the list still fit.
 func (m *Model) listView() string {
 	h := m.bodyHeight()
 	notes := m.noteLines()
 	listH := h
-	if len(m.rows)+1+len(notes) <= h && len(notes) > 0 {
-		listH = len(m.rows)
+	if room := h - 1 - len(notes); len(notes) > 0 && room >= min(len(m.rows), minListRows) {
+		listH = min(len(m.rows), room)
 	}
 	first := 0
 	if m.selected >= listH {

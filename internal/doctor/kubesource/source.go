@@ -131,8 +131,14 @@ func (s *Source) Nodes(ctx context.Context) ([]doctor.KubeNode, error) {
 					labels[k], _ = v.(string)
 				}
 			}
+			kubelet := ""
+			if st, ok := it["status"].(map[string]any); ok {
+				if ni, ok := st["nodeInfo"].(map[string]any); ok {
+					kubelet, _ = ni["kubeletVersion"].(string)
+				}
+			}
 			out = append(out, doctor.KubeNode{Name: n.Name, ProviderID: n.ProviderID, Labels: labels,
-				Ready: n.Ready, NotReadyReason: n.Reason, Taints: n.Taints})
+				Ready: n.Ready, NotReadyReason: n.Reason, Taints: n.Taints, KubeletVersion: kubelet})
 		}
 		if l.Metadata.Continue == "" {
 			return out, nil

@@ -77,7 +77,10 @@ type ServerInfo struct {
 	PublicIPv6 string
 	// PrivateIPs holds one IP per attached network, in attach order.
 	PrivateIPs []string
-	UserData   string
+	// PrivateRanges holds the ip_range of each attached network, in the
+	// same order: Hetzner's DHCP routes it via the network's gateway.
+	PrivateRanges []string
+	UserData      string
 	// Rescue reports whether this boot is into the rescue system.
 	Rescue bool
 	// RescueSSHKeys are the authorized public keys (OpenSSH format) of the rescue system.

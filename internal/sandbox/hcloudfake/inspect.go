@@ -70,7 +70,7 @@ func (f *Fake) Servers() []ServerInfo {
 	defer f.mu.Unlock()
 	out := make([]ServerInfo, 0, len(f.servers))
 	for _, id := range slices.Sorted(maps.Keys(f.servers)) {
-		out = append(out, f.servers[id].info())
+		out = append(out, f.serverInfo(f.servers[id]))
 	}
 	return out
 }

@@ -14,7 +14,7 @@ func (f *Fake) boot(ss *serverState) {
 	ss.s.Status = "running"
 	ss.inRescue = ss.s.RescueEnabled
 	ss.s.RescueEnabled = false
-	info := ss.info()
+	info := f.serverInfo(ss)
 	f.hookQueue = append(f.hookQueue, func(h Hooks) { h.ServerPoweredOn(info) })
 }
 

@@ -44,6 +44,20 @@ func (ss *serverState) info() ServerInfo {
 	return info
 }
 
+// serverInfo is info with the ranges of the server's networks; callers
+// hold f.mu.
+func (f *Fake) serverInfo(ss *serverState) ServerInfo {
+	info := ss.info()
+	for _, pn := range ss.s.PrivateNet {
+		r := ""
+		if ns := f.networks[pn.Network]; ns != nil {
+			r = ns.n.IPRange
+		}
+		info.PrivateRanges = append(info.PrivateRanges, r)
+	}
+	return info
+}
+
 // serverKind is the collection behind /servers, filtered by ?status= and
 // sortable by status.
 func (f *Fake) serverKind() *collection[*serverState, schema.Server] {

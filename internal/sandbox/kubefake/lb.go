@@ -17,6 +17,7 @@ import (
 const (
 	annLBName       = "load-balancer.hetzner.cloud/name"
 	annLBLocation   = "load-balancer.hetzner.cloud/location"
+	annLBZone       = "load-balancer.hetzner.cloud/network-zone"
 	annLBType       = "load-balancer.hetzner.cloud/type"
 	annLBPrivateIP  = "load-balancer.hetzner.cloud/use-private-ip"
 	lbCleanup       = "service.kubernetes.io/load-balancer-cleanup"
@@ -27,6 +28,7 @@ const (
 type lbWork struct {
 	ns, name, lbName string
 	location, typ    string
+	zone             string
 	private          bool
 	remove           bool
 	ports            [][2]int // listen port, node port
@@ -62,7 +64,7 @@ func (s *Server) lbWorkLocked(env cloudEnv) []lbWork {
 		w := lbWork{
 			ns: str(svc, "metadata", "namespace"), name: str(svc, "metadata", "name"),
 			lbName:   ann[annLBName],
-			location: ann[annLBLocation], typ: ann[annLBType],
+			location: ann[annLBLocation], zone: ann[annLBZone], typ: ann[annLBType],
 			private: ann[annLBPrivateIP] == "true" || env.vars["HCLOUD_LOAD_BALANCERS_USE_PRIVATE_IP"] == "true",
 			remove:  str(svc, "metadata", "deletionTimestamp") != "",
 			servers: servers,
@@ -73,8 +75,12 @@ func (s *Server) lbWorkLocked(env cloudEnv) []lbWork {
 			w.lbName = "a" + strings.ReplaceAll(str(svc, "metadata", "uid"), "-", "")
 		}
 
-		if w.location == "" {
+		if _, set := ann[annLBLocation]; !set {
 			w.location = env.vars["HCLOUD_LOAD_BALANCERS_LOCATION"]
+		}
+
+		if _, set := ann[annLBZone]; !set {
+			w.zone = env.vars["HCLOUD_LOAD_BALANCERS_NETWORK_ZONE"]
 		}
 
 		if w.typ == "" {
@@ -102,8 +108,22 @@ type lbResult struct {
 	ingress  []string
 	removed  bool
 	failed   bool
-	targets  string
+	// err is the service controller's error for a failed sync, recorded
+	// as the Service's SyncLoadBalancerFailed event.
+	err     string
+	targets string
 }
+
+// The hcloud CCM's errors, as EnsureLoadBalancer wraps them
+// (hetznercloud/hcloud-cloud-controller-manager hcloud/load_balancers.go,
+// internal/hcops/load_balancer.go: LoadBalancerOps.Create refuses without
+// a location or network zone; ReconcileHCLBTargets refuses use-private-ip
+// without a network).
+const (
+	errEnsureLB   = "hcloud/loadBalancers.EnsureLoadBalancer: "
+	errNoLocation = errEnsureLB + "hcops/LoadBalancerOps.Create: neither " + annLBLocation + " nor " + annLBZone + " set"
+	errNoNetwork  = errEnsureLB + "hcops/LoadBalancerOps.ReconcileHCLBTargets: use private ip: missing network id"
+)
 
 func targetsKey(ids []int64) string {
 	s := slices.Clone(ids)
@@ -167,11 +187,23 @@ func ensureLB(ctx context.Context, c *hcloud.Client, networkID int64, w lbWork) 
 	}
 
 	if lb == nil {
+		if w.location == "" && w.zone == "" {
+			res.failed, res.err = true, errNoLocation
+
+			return res
+		}
+
 		if lb, err = createLB(ctx, c, networkID, w); err != nil || lb == nil {
 			res.failed = true
 
 			return res
 		}
+	}
+
+	if w.private && networkID == 0 {
+		res.failed, res.err = true, errNoNetwork
+
+		return res
 	}
 
 	// The service controller's node sync: targets follow the nodes.
@@ -198,6 +230,8 @@ func createLB(ctx context.Context, c *hcloud.Client, networkID int64, w lbWork) 
 
 	if w.location != "" {
 		opts.Location = &hcloud.Location{Name: w.location}
+	} else {
+		opts.NetworkZone = hcloud.NetworkZone(w.zone)
 	}
 
 	if w.private && networkID != 0 {
@@ -243,6 +277,15 @@ func (s *Server) applyLBLocked(results []lbResult) {
 		switch {
 		case r.failed:
 			s.cloud.retry["lb/"+str(svc, "metadata", "uid")] = s.now().Add(5 * time.Second)
+
+			if r.err != "" {
+				// k8s.io/cloud-provider controllers/service/controller.go:
+				// syncLoadBalancerIfNeeded wraps the error as "failed to
+				// ensure load balancer: %w", then the controller records
+				// Warning SyncLoadBalancerFailed "Error syncing load balancer: %v".
+				s.recordEventLocked(old, "Warning", "SyncLoadBalancerFailed",
+					"Error syncing load balancer: failed to ensure load balancer: "+r.err, "service-controller")
+			}
 
 			continue
 		case r.removed:

@@ -38,6 +38,9 @@ type NodeRegistration struct {
 	// ExternalCloudProvider is kubelet --cloud-provider=external: the node
 	// registers with the node.cloudprovider.kubernetes.io/uninitialized taint.
 	ExternalCloudProvider bool
+	// NoIPv4Egress is a node without an IPv4 default route (an IPv6-only
+	// server): its image pulls from IPv4-only registries fail.
+	NoIPv4Egress bool
 }
 
 // Well-known taints and labels (k8s.io/api/core/v1 well_known_taints.go,
@@ -63,6 +66,7 @@ func (s *Server) RegisterNode(reg NodeRegistration) error {
 	defer s.mu.Unlock()
 
 	s.kubelets[reg.Name] = true
+	s.noIPv4[reg.Name] = reg.NoIPv4Egress
 	nodes := s.builtinLocked("nodes")
 
 	if old, ok := s.getLocked(nodes, "", reg.Name); ok {

@@ -53,7 +53,12 @@ type Server struct {
 	watchers map[*watcher]struct{}
 	applied  map[string]map[string][]string // object uid -> apply manager -> owned field paths
 	kubelets map[string]bool                // node name -> kubelet posting status
-	cloud    cloudState
+	// registryFaults and noIPv4 decide which image pulls fail per node;
+	// pullFailures counts failed pulls per "podUID_image" (pulls.go).
+	registryFaults map[string]RegistryFault
+	noIPv4         map[string]bool
+	pullFailures   map[string]int
+	cloud          cloudState
 
 	kick   chan struct{}
 	cancel context.CancelFunc
@@ -85,9 +90,9 @@ func New(o Options) *Server {
 		objs:     map[string]map[string]obj{},
 		watchers: map[*watcher]struct{}{},
 		applied:  map[string]map[string][]string{},
-		kubelets: map[string]bool{},
-		kick:     make(chan struct{}, 1),
-		done:     make(chan struct{}),
+		kubelets: map[string]bool{}, noIPv4: map[string]bool{}, pullFailures: map[string]int{},
+		kick: make(chan struct{}, 1),
+		done: make(chan struct{}),
 	}
 
 	s.mu.Lock()

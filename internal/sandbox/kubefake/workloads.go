@@ -394,6 +394,10 @@ func (s *Server) kubeletSyncLocked(p, node obj) {
 	switch {
 	case !netReady:
 		s.podWaiting(p, "ContainerCreating", "")
+	case s.pullFailingLocked(p, node):
+		// The kubelet pulls before it creates a container
+		// (kuberuntime startContainer: EnsureImageExists first).
+		s.setPullWaiting(p, node, hostNet, s.pullStatusLocked(p, str(node, "metadata", "name")))
 	case gate.configErr != "":
 		s.podWaiting(p, "CreateContainerConfigError", gate.configErr)
 	case str(controllerOf(p), "kind") == "Job":

@@ -76,6 +76,10 @@ func (s *machineService) ApplyConfiguration(ctx context.Context, in *machine.App
 		s.node.cfg = next
 		c.persisted[s.node.opts.ServerID] = next.raw
 
+		if err := s.node.writeRoutes(ctx, s.node.wantRoutes()); err != nil {
+			return nil, err
+		}
+
 		c.clusterLocked(next)
 
 		if oldCluster != nil && oldCluster.id != next.clusterID {

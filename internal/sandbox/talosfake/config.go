@@ -46,6 +46,8 @@ type nodeConfig struct {
 	labels    map[string]string
 	taints    map[string]string
 	schedCPOK bool
+	// routes are the routes the config sets (routes.go).
+	routes []cfgRoute
 }
 
 func (c *nodeConfig) controlPlane() bool {
@@ -116,6 +118,7 @@ func parseNodeConfig(raw []byte) (*nodeConfig, error) {
 	maps.Copy(nc.taints, m.NodeTaints())
 
 	nc.readVIP(provider.NetworkVirtualIPConfigs(), m)
+	nc.readRoutes(m, provider.NetworkCommonLinkConfigs())
 
 	return nc, nil
 }

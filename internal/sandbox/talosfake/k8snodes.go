@@ -118,6 +118,8 @@ func (n *Node) kubeletRegistration() (kubefake.NodeRegistration, error) {
 		reg.InternalIP = n.opts.PublicIP
 	}
 
+	reg.NoIPv4Egress = !n.hasIPv4Default()
+
 	if n.cfg.controlPlane() {
 		// Talos >= 1.8 labels control planes, and excludes them from load balancers.
 		reg.Labels[labelControlPlane] = ""

@@ -45,6 +45,9 @@ type NodeOptions struct {
 	// PrivateIP is the address in the Hetzner private network; it is not bound,
 	// only reported in AddressStatus (and used for etcd peer URLs).
 	PrivateIP string
+	// NetworkCIDR is the ip_range of the private network (e.g. 10.0.0.0/16):
+	// Hetzner's DHCP routes it via the network's gateway, its first address.
+	NetworkCIDR string
 	// Port is the API port: 0 means DefaultPort, a negative value an ephemeral
 	// port (tests); Node.Endpoint reports the one in use.
 	Port int
@@ -266,7 +269,7 @@ func (n *Node) newServer(maintenance bool) *grpc.Server {
 	machine.RegisterMachineServiceServer(srv, &machineService{node: n})
 	machine.RegisterLifecycleServiceServer(srv, &lifecycleService{node: n})
 	machine.RegisterImageServiceServer(srv, &imageService{node: n})
-	cosiv1alpha1.RegisterStateServer(srv, server.NewState(state.Filter(n.res, readOnly)))
+	cosiv1alpha1.RegisterStateServer(srv, newStateServer(n))
 
 	return srv
 }
@@ -513,6 +516,7 @@ func (n *Node) loadBootConfigLocked() {
 	if cfg, err := parseNodeConfig(raw); err == nil {
 		n.cfg = cfg
 		n.cluster.clusterLocked(cfg)
+		_ = n.writeRoutes(n.ctx, n.wantRoutes()) //nolint:errcheck // the in-memory state only fails on a closed context
 	}
 }
 

@@ -105,6 +105,7 @@ func (n *Node) populateResources(ctx context.Context) error {
 	defs := []meta.ResourceDefinitionSpec{
 		network.LinkStatusExtension{}.ResourceDefinition(),
 		network.AddressStatusExtension{}.ResourceDefinition(),
+		network.RouteStatusExtension{}.ResourceDefinition(),
 		network.HostnameStatusExtension{}.ResourceDefinition(),
 		runtime.VersionExtension{}.ResourceDefinition(),
 		runtime.ExtensionStatusExtension{}.ResourceDefinition(),
@@ -131,6 +132,10 @@ func (n *Node) populateResources(ctx context.Context) error {
 				return fmt.Errorf("create address %s on %s: %w", p, l.name, err)
 			}
 		}
+	}
+
+	if err := n.writeRoutes(ctx, n.wantRoutes()); err != nil {
+		return err
 	}
 
 	hn := network.NewHostnameStatus(network.NamespaceName, network.HostnameID)

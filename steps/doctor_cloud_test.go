@@ -1,0 +1,102 @@
+package steps
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/ohmytalos/ohmytalos/internal/doctor"
+	"github.com/ohmytalos/ohmytalos/internal/engine"
+)
+
+// kubeClient is client-go on the kubeconfig bootstrap stored.
+func (c *doctorCluster) kubeClient(t *testing.T) *kubernetes.Clientset {
+	t.Helper()
+	kc, err := c.env.State.Secret(secretKubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(kc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ContentType = "application/json" // the sandbox's API server speaks JSON only
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+// waitFor polls cond until it holds or 20 seconds pass.
+func waitFor(t *testing.T, what string, cond func() (bool, string)) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ok, last := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after 20s waiting for %s; last: %s", what, last)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func lbKubeService(name string, ann map[string]string) *corev1.Service {
+	return &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "default", Annotations: ann},
+		Spec: corev1.ServiceSpec{Type: corev1.ServiceTypeLoadBalancer, Selector: map[string]string{"app": name},
+			Ports: []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP}}},
+	}
+}
+
+// TestDoctorLBPending is the true positive of hcloud-ccm #1070: the seed
+// cluster's cloud controller has no default location, so a Service
+// without the location annotation stays <pending> with the controller's
+// SyncLoadBalancerFailed event, and lb-pending names the annotation; the
+// annotated Service gets its address and is not reported.
+func TestDoctorLBPending(t *testing.T) {
+	c := startDoctorCluster(t, nil)
+	if err := c.apply(t, engine.Options{}); err != nil {
+		t.Fatalf("apply the seed spec in the sandbox: %v", err)
+	}
+	cs := c.kubeClient(t)
+	ctx := context.Background()
+	for _, s := range []*corev1.Service{lbKubeService("web", nil), lbKubeService("shop", map[string]string{doctor.AnnLBLocation: "nbg1"})} {
+		if _, err := cs.CoreV1().Services("default").Create(ctx, s, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the controller's event on default/web and an address on default/shop", func() (bool, string) {
+		evs, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=web,reason=SyncLoadBalancerFailed"})
+		shop, serr := cs.CoreV1().Services("default").Get(ctx, "shop", metav1.GetOptions{})
+		if err != nil || serr != nil {
+			return false, fmt.Sprint(err, serr)
+		}
+		return len(evs.Items) > 0 && len(shop.Status.LoadBalancer.Ingress) > 0, fmt.Sprint(evs.Items, shop.Status)
+	})
+	r := c.doctorResults(t)["lb-pending"]
+	if r.Status != doctor.StatusFail {
+		t.Fatalf("lb-pending = %s, want fail: %s", r.Status, describeResult(r))
+	}
+	all := strings.Join(r.Evidence, "\n") + "\n" + r.Fix
+	for _, want := range []string{"default/web has no address", doctor.AnnLBLocation, doctor.EnvLBLocation,
+		"Error syncing load balancer: failed to ensure load balancer: hcloud/loadBalancers.EnsureLoadBalancer: hcops/LoadBalancerOps.Create: neither",
+		"default/shop: address "} {
+		if !strings.Contains(all, want) {
+			t.Errorf("lb-pending lacks %q: %s", want, describeResult(r))
+		}
+	}
+	if strings.Contains(strings.Join(r.Evidence, "\n"), "default/shop has no address") {
+		t.Errorf("lb-pending reports the annotated Service: %s", describeResult(r))
+	}
+}
