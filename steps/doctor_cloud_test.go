@@ -3,6 +3,7 @@ package steps
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -59,11 +60,13 @@ func lbKubeService(name string, ann map[string]string) *corev1.Service {
 	}
 }
 
-// TestDoctorLBPending is the true positive of hcloud-ccm #1070: the seed
-// cluster's cloud controller has no default location, so a Service
-// without the location annotation stays <pending> with the controller's
-// SyncLoadBalancerFailed event, and lb-pending names the annotation; the
-// annotated Service gets its address and is not reported.
+// TestDoctorLBPending is the true positive of hcloud-ccm #1070. The seed
+// cluster's cloud controller has a default location
+// (HCLOUD_LOAD_BALANCERS_LOCATION), so a Service without the annotation
+// gets its address; a controller without one (the operator's own, here
+// the seed's with the variable removed) leaves such a Service <pending>
+// with its SyncLoadBalancerFailed event, and lb-pending names the
+// annotation and the variable.
 func TestDoctorLBPending(t *testing.T) {
 	c := startDoctorCluster(t, nil)
 	if err := c.apply(t, engine.Options{}); err != nil {
@@ -71,12 +74,29 @@ func TestDoctorLBPending(t *testing.T) {
 	}
 	cs := c.kubeClient(t)
 	ctx := context.Background()
-	for _, s := range []*corev1.Service{lbKubeService("web", nil), lbKubeService("shop", map[string]string{doctor.AnnLBLocation: "nbg1"})} {
-		if _, err := cs.CoreV1().Services("default").Create(ctx, s, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
+	if _, err := cs.CoreV1().Services("default").Create(ctx, lbKubeService("shop", nil), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
 	}
-	waitFor(t, "the controller's event on default/web and an address on default/shop", func() (bool, string) {
+	waitFor(t, "an address on default/shop from the seed's controller", func() (bool, string) {
+		shop, err := cs.CoreV1().Services("default").Get(ctx, "shop", metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+		return len(shop.Status.LoadBalancer.Ingress) > 0, fmt.Sprint(shop.Status)
+	})
+	dep, err := cs.AppsV1().Deployments("kube-system").Get(ctx, "hcloud-cloud-controller-manager", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctr := &dep.Spec.Template.Spec.Containers[0]
+	ctr.Env = slices.DeleteFunc(ctr.Env, func(e corev1.EnvVar) bool { return e.Name == doctor.EnvLBLocation })
+	if _, err := cs.AppsV1().Deployments("kube-system").Update(ctx, dep, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cs.CoreV1().Services("default").Create(ctx, lbKubeService("web", nil), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the controller's event on default/web", func() (bool, string) {
 		evs, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=web,reason=SyncLoadBalancerFailed"})
 		shop, serr := cs.CoreV1().Services("default").Get(ctx, "shop", metav1.GetOptions{})
 		if err != nil || serr != nil {

@@ -37,6 +37,12 @@ func hcloudCCM(sp *spec.Spec) Addon {
 		secretEnv("HCLOUD_NETWORK", "hcloud", "network"),
 	}
 	envs = append(envs, env("HCLOUD_NETWORK_ROUTES_ENABLED", routes, "ROBOT_ENABLED", "false")...)
+	// Without a location (or network zone) the controller refuses every
+	// LoadBalancer Service that lacks the annotation, and without private
+	// IPs it targets the nodes' public addresses, which the firewall drops.
+	// Names: hcloud-cloud-controller-manager internal/config/config.go
+	// (HCLOUD_LOAD_BALANCERS_LOCATION, HCLOUD_LOAD_BALANCERS_USE_PRIVATE_IP).
+	envs = append(envs, env("HCLOUD_LOAD_BALANCERS_LOCATION", sp.Location, "HCLOUD_LOAD_BALANCERS_USE_PRIVATE_IP", "true")...)
 	envs = append(envs, kubePrismEnv()...)
 	c := m{
 		"name": "hcloud-cloud-controller-manager", "image": image("docker.io/hetznercloud/hcloud-cloud-controller-manager", v),
