@@ -2,11 +2,13 @@ package steps
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/ohmytalos/ohmytalos/internal/addons"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 )
 
@@ -56,6 +58,19 @@ func TestApplySeedThenNothingChanges(t *testing.T) {
 	raw, _ := os.ReadFile(env.State.SecretPath(secretKubeconfig))
 	if strings.Contains(string(raw), "clusters:") {
 		t.Error("kubeconfig stored in clear")
+	}
+	// The metadata policy is applied once the cilium-operator registered
+	// its CRD (the sandbox refuses it before, as Kubernetes does).
+	kcl, err := w.deps().Kube(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := kcl.Get(context.Background(), addons.CiliumPolicyAPIVersion, addons.CiliumClusterwidePolicyKind, "", addons.MetadataPolicyName)
+	if err != nil {
+		t.Fatalf("metadata policy after apply: %v", err)
+	}
+	if b, _ := json.Marshal(pol); !strings.Contains(string(b), addons.MetadataCIDR) || !strings.Contains(string(b), `"enableDefaultDeny":{"egress":false,"ingress":false}`) {
+		t.Errorf("metadata policy = %s, want egressDeny to %s without default deny", b, addons.MetadataCIDR)
 	}
 	if len(w.sb.Talos.VIPHolders(w.spec.Name)) != 1 {
 		t.Errorf("VIP holders = %v", w.sb.Talos.VIPHolders(w.spec.Name))

@@ -167,7 +167,7 @@ func TestDoctorHealthySandboxCluster(t *testing.T) {
 		}
 	}
 	// The cluster checks must really have looked, not skipped.
-	for _, id := range []string{"vip-link", "vip-claimed", "etcd", "lb-targets", "images"} {
+	for _, id := range []string{"vip-link", "vip-claimed", "etcd", "lb-targets", "images", "metadata-policy"} {
 		if rs[id].Status != doctor.StatusPass && (id != "etcd" || rs[id].Status != doctor.StatusWarn) {
 			t.Errorf("%s = %s on a healthy cluster, want pass: %s", id, rs[id].Status, describeResult(rs[id]))
 		}
