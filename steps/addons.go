@@ -158,8 +158,15 @@ func (s *Addons) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) e
 }
 
 // apply applies one object, retrying while the API server is not there yet
-// or a CRD it needs is not served yet.
+// or a CRD it needs is not served yet. An object whose CRD an operator
+// registers at run time first waits for it, with its own bound and a
+// message naming the operator.
 func (s *Addons) apply(ctx context.Context, c *kube.Client, o addons.Object) error {
+	if k, ok := addons.RegisteredByOperator(o); ok {
+		if err := awaitKind(ctx, c, k, operatorCRDTimeout, s.d.poll()); err != nil {
+			return err
+		}
+	}
 	for {
 		_, err := c.Apply(ctx, o)
 		if err == nil || !kube.IsRetryable(err) {

@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ohmytalos/ohmytalos/internal/addons"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/secrets"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
@@ -29,7 +30,8 @@ import (
 // type or a field manager), get, list by one label, delete, and a control
 // loop: nodes turn Ready once a DaemonSet writes the CNI config (one mounts
 // hostPath /etc/cni/net.d), get a provider ID once the cloud controller
-// runs, and workloads turn ready on Ready nodes.
+// runs, workloads turn ready on Ready nodes, and cilium.io/v2 is served once
+// the cilium-operator is ready.
 type miniAPI struct {
 	mu      sync.Mutex
 	objects map[string]map[string]any // REST path -> object
@@ -70,6 +72,10 @@ func (a *miniAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	a.reconcile()
 	gv, rest := gvOf(r.URL.Path)
 	res, ok := miniDiscovery[gv]
+	if gv == "cilium.io/v2" && a.ciliumOperatorReady() {
+		// Registered by the running operator, as the real one does.
+		res, ok = [][3]string{{"ciliumclusterwidenetworkpolicies", "CiliumClusterwideNetworkPolicy", ""}}, true
+	}
 	if !ok {
 		miniStatus(w, 404, "NotFound")
 		return
@@ -141,6 +147,17 @@ func sortedKeys(m map[string]map[string]any) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// ciliumOperatorReady reports whether the cilium-operator Deployment runs:
+// then it has registered Cilium's CRDs.
+func (a *miniAPI) ciliumOperatorReady() bool {
+	o, ok := a.objects["/apis/apps/v1/namespaces/kube-system/deployments/cilium-operator"]
+	if !ok {
+		return false
+	}
+	st, _ := o["status"].(map[string]any)
+	return st["readyReplicas"] != nil
 }
 
 // reconcile is the control loop: node readiness, provider IDs, workload
@@ -320,5 +337,43 @@ func TestAddonsPlan(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(p.Notes, "\n"), "metrics-server is switched off") {
 		t.Errorf("notes = %v", p.Notes)
+	}
+}
+
+// TestAddonsWaitForTheOperatorsCRD: the metadata policy's kind comes from
+// the cilium-operator at run time; without a running operator the wait
+// ends with its own bound and says what to look at.
+func TestAddonsWaitForTheOperatorsCRD(t *testing.T) {
+	api := &miniAPI{objects: map[string]map[string]any{}, nodes: 1}
+	d, env := addonsWorld(t, api, spec.Default("demo"))
+	c, err := d.Kube(context.Background(), env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, ok := addons.RegisteredByOperator(addons.Object{"apiVersion": addons.CiliumPolicyAPIVersion, "kind": addons.CiliumClusterwidePolicyKind})
+	if !ok {
+		t.Fatal("the Cilium policy kind is not known as registered by an operator")
+	}
+	start := time.Now()
+	err = awaitKind(context.Background(), c, k, 200*time.Millisecond, 5*time.Millisecond)
+	if err == nil {
+		t.Fatal("the kind was served without an operator")
+	}
+	for _, want := range []string{"CiliumClusterwideNetworkPolicy (cilium.io/v2) is still not served after 200ms", "cilium-operator", "kubectl -n kube-system logs deploy/cilium-operator"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+	if el := time.Since(start); el > 5*time.Second {
+		t.Errorf("the wait took %s, bounded by 200ms", el)
+	}
+	// With the operator applied and running, the same wait returns.
+	if _, err := c.Apply(context.Background(), addons.Object{"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "cilium-operator", "namespace": "kube-system"},
+		"spec":     map[string]any{"replicas": 1, "template": map[string]any{"spec": map[string]any{"hostNetwork": true}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := awaitKind(context.Background(), c, k, 5*time.Second, 5*time.Millisecond); err != nil {
+		t.Fatalf("with the operator running: %v", err)
 	}
 }

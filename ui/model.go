@@ -90,6 +90,11 @@ type Model struct {
 }
 
 func newModel(ctx context.Context, b Backend, o Options) *Model {
+	return newModelOn(ctx, b, o, nil)
+}
+
+// newModelOn is newModel on renderer r (a new one on stdout when nil).
+func newModelOn(ctx context.Context, b Backend, o Options, r *lipgloss.Renderer) *Model {
 	if o.Width <= 0 {
 		o.Width = 80
 	}
@@ -97,7 +102,7 @@ func newModel(ctx context.Context, b Backend, o Options) *Model {
 		o.Height = 24
 	}
 	c := &common{
-		ctx: ctx, backend: b, opts: o, styles: NewStyles(nil, o.NoColor), keys: DefaultKeyMap(),
+		ctx: ctx, backend: b, opts: o, styles: NewStyles(r, o.NoColor), keys: DefaultKeyMap(),
 		status: map[engine.StepName]engine.StepStatus{}, visited: map[screenID]bool{}, rateRemaining: -1, tickEvery: time.Second,
 	}
 	if b.Env != nil && b.Env.Spec != nil {

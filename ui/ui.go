@@ -105,11 +105,13 @@ func Run(ctx context.Context, b Backend, o Options) error {
 	if b.Engine == nil || b.Env == nil || b.Env.Spec == nil {
 		return errors.New("the wizard needs an engine and a spec: this is a bug in the caller, please report it")
 	}
-	m := newModel(ctx, b, o)
-	// Settle the colour profile and background now, with a bounded wait:
-	// lipgloss would otherwise query the terminal lazily from the first
-	// View (up to 5 s when it never answers), while bubbletea reads it.
-	theme.Prepare(m.c.styles.renderer, o.NoColor, theme.QueryTimeout)
+	// Settle the colour profile and background first, with a bounded
+	// wait: lipgloss would otherwise query the terminal lazily from the
+	// first style rendered (the model lays out its footer as it is built),
+	// up to termenv's 5 s per query when the terminal never answers.
+	r := lipgloss.NewRenderer(os.Stdout)
+	theme.Prepare(r, o.NoColor, theme.QueryTimeout)
+	m := newModelOn(ctx, b, o, r)
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx))
 	final, err := p.Run()
 	if fm, ok := final.(*Model); ok {

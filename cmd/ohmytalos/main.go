@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/ohmytalos/ohmytalos/ui/theme/quietstart"
 )
 
 // exitError carries a specific exit code (doctor: 1 when a check fails).
@@ -26,6 +28,8 @@ func (e *exitError) Error() string {
 }
 
 func main() {
+	// TERM was hidden from the libraries' import-time terminal query.
+	quietstart.Restore()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	root, g := newRoot()

@@ -50,7 +50,11 @@ func ciliumConfig(sp *spec.Spec) map[string]string {
 		"external-envoy-proxy":            "false",
 		"enable-hubble":                   "false",
 		"enable-policy":                   "default",
-		"operator-api-serve-addr":         "127.0.0.1:9234",
+		// The agent's default, set so that enableDefaultDeny: false in the
+		// metadata policy is honoured (pkg/defaults EnableNonDefaultDenyPolicies;
+		// when false, Rule.Sanitize forces default deny on).
+		"enable-non-default-deny-policies": "true",
+		"operator-api-serve-addr":          "127.0.0.1:9234",
 	}
 	if nativeRouting(sp) {
 		// Pod routes live in the Hetzner network (the cloud controller's
@@ -67,8 +71,9 @@ func ciliumConfig(sp *spec.Spec) map[string]string {
 	return c
 }
 
-// cilium renders the agent DaemonSet, the operator Deployment, their RBAC
-// and the ConfigMap. The operator registers Cilium's CRDs itself.
+// cilium renders the agent DaemonSet, the operator Deployment, their RBAC,
+// the ConfigMap and the policy keeping pods off the metadata service
+// (metadata_policy.go). The operator registers Cilium's CRDs itself.
 func cilium(sp *spec.Spec) (Addon, error) {
 	v := sp.Addons.Cilium.Version
 	data := m{}
@@ -109,6 +114,8 @@ func cilium(sp *spec.Spec) (Addon, error) {
 		cm,
 		ciliumAgent(v),
 		ciliumOperator(sp, v),
+		// Last: its CRD exists once the operator above has started.
+		metadataPolicy(),
 	}
 	return Addon{Name: Cilium, Version: v, Objects: objs, Workloads: []Workload{
 		{"DaemonSet", ciliumNS, "cilium"}, {"Deployment", ciliumNS, "cilium-operator"},

@@ -2,180 +2,75 @@ package cloud
 
 import (
 	"fmt"
-	"slices"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/api/validate/content"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/selection"
 )
 
-// selectorOp is the operator of one label selector requirement.
-type selectorOp int
+// reservedLabelPrefix is the key prefix Hetzner keeps for itself (API
+// description, "Labels"): the one rule where Hetzner's labels differ from
+// Kubernetes' qualified names.
+const reservedLabelPrefix = "hetzner.cloud/"
 
-const (
-	opEquals selectorOp = iota
-	opNotEquals
-	opExists
-	opNotExists
-	opIn
-	opNotIn
-)
-
-// requirement is one comma-separated term of a label selector.
-type requirement struct {
-	key    string
-	op     selectorOp
-	values []string
+// LabelSelector is a parsed Hetzner label selector: all requirements must
+// hold. Hetzner documents the same syntax and key and value rules as
+// Kubernetes (k=v, k==v, k!=v, k, !k, k in (a,b), k notin (a,b); a comma
+// is a logical AND), so the parsing is apimachinery's labels.Parse, with
+// two Hetzner rules on top: no gt/lt operators (Hetzner documents none)
+// and no keys under the reserved hetzner.cloud/ prefix.
+type LabelSelector struct {
+	sel labels.Selector
 }
-
-// LabelSelector is a parsed Hetzner label selector: all requirements must hold.
-// Hetzner documents the same operators as Kubernetes: k=v, k==v, k!=v, k, !k,
-// k in (a,b), k notin (a,b); a comma is a logical AND.
-type LabelSelector []requirement
 
 // ParseSelector parses a label selector; the empty string matches everything.
 func ParseSelector(s string) (LabelSelector, error) {
-	terms, err := splitTopLevel(s)
+	sel, err := labels.Parse(s)
 	if err != nil {
-		return nil, err
+		return LabelSelector{}, fmt.Errorf("label selector %q: %w", s, err)
 	}
-	var sel LabelSelector
-	for _, term := range terms {
-		term = strings.TrimSpace(term)
-		if term == "" {
-			if len(terms) == 1 {
-				return nil, nil
-			}
-			return nil, fmt.Errorf("label selector %q has an empty term", s)
+	reqs, _ := sel.Requirements()
+	for _, r := range reqs {
+		if op := r.Operator(); op == selection.GreaterThan || op == selection.LessThan {
+			return LabelSelector{}, fmt.Errorf("label selector %q: operator %q on key %q: Hetzner selectors have no gt or lt; use =, !=, in or notin", s, op, r.Key())
 		}
-		req, err := parseRequirement(term)
-		if err != nil {
-			return nil, fmt.Errorf("label selector %q: %w", s, err)
+		if strings.HasPrefix(r.Key(), reservedLabelPrefix) {
+			return LabelSelector{}, fmt.Errorf("label selector %q: key %q uses the prefix %s, which Hetzner reserves", s, r.Key(), reservedLabelPrefix)
 		}
-		sel = append(sel, req)
 	}
-	return sel, nil
+	return LabelSelector{sel: sel}, nil
 }
 
-// splitTopLevel splits at commas outside parentheses.
-func splitTopLevel(s string) ([]string, error) {
-	var out []string
-	depth, start := 0, 0
-	for i, r := range s {
-		switch r {
-		case '(':
-			depth++
-			if depth > 1 {
-				return nil, fmt.Errorf("label selector %q has nested parentheses", s)
-			}
-		case ')':
-			depth--
-			if depth < 0 {
-				return nil, fmt.Errorf("label selector %q has an unbalanced ')'", s)
-			}
-		case ',':
-			if depth == 0 {
-				out = append(out, s[start:i])
-				start = i + 1
-			}
-		}
-	}
-	if depth != 0 {
-		return nil, fmt.Errorf("label selector %q has an unclosed '('", s)
-	}
-	return append(out, s[start:]), nil
-}
-
-func parseRequirement(term string) (requirement, error) {
-	if rest, ok := strings.CutPrefix(term, "!"); ok {
-		key := strings.TrimSpace(rest)
-		if err := CheckLabelKey(key); err != nil {
-			return requirement{}, err
-		}
-		return requirement{key: key, op: opNotExists}, nil
-	}
-	for _, sep := range []struct {
-		text string
-		op   selectorOp
-	}{{"!=", opNotEquals}, {"==", opEquals}, {"=", opEquals}} {
-		if key, value, ok := strings.Cut(term, sep.text); ok {
-			key, value = strings.TrimSpace(key), strings.TrimSpace(value)
-			if err := CheckLabelKey(key); err != nil {
-				return requirement{}, err
-			}
-			if strings.ContainsAny(value, "=!() ") {
-				return requirement{}, fmt.Errorf("invalid value %q for key %q", value, key)
-			}
-			return requirement{key: key, op: sep.op, values: []string{value}}, nil
-		}
-	}
-	fields := strings.Fields(term)
-	if len(fields) == 1 {
-		if err := CheckLabelKey(fields[0]); err != nil {
-			return requirement{}, err
-		}
-		return requirement{key: fields[0], op: opExists}, nil
-	}
-	open := strings.Index(term, "(")
-	if open < 0 || !strings.HasSuffix(term, ")") {
-		return requirement{}, fmt.Errorf("cannot parse term %q: want k=v, k!=v, k, !k, k in (a,b) or k notin (a,b)", term)
-	}
-	head := strings.Fields(term[:open])
-	if len(head) != 2 || (head[1] != "in" && head[1] != "notin") {
-		return requirement{}, fmt.Errorf("cannot parse term %q: want \"key in (...)\" or \"key notin (...)\"", term)
-	}
-	if err := CheckLabelKey(head[0]); err != nil {
-		return requirement{}, err
-	}
-	req := requirement{key: head[0], op: opIn}
-	if head[1] == "notin" {
-		req.op = opNotIn
-	}
-	for v := range strings.SplitSeq(term[open+1:len(term)-1], ",") {
-		v = strings.TrimSpace(v)
-		if v == "" {
-			return requirement{}, fmt.Errorf("term %q has an empty value in its set", term)
-		}
-		req.values = append(req.values, v)
-	}
-	return req, nil
-}
-
-// CheckLabelKey rejects a label key with characters Hetzner does not allow.
+// CheckLabelKey rejects a label key Hetzner does not allow: Kubernetes'
+// qualified name (an optional DNS-subdomain prefix and "/", then a name of
+// at most 63 characters, alphanumeric at both ends, with -, _ and . between)
+// outside the reserved hetzner.cloud/ prefix.
 func CheckLabelKey(key string) error {
-	if key == "" {
-		return fmt.Errorf("empty label key")
+	if errs := content.IsLabelKey(key); len(errs) > 0 {
+		return fmt.Errorf("invalid label key %q: %s", key, strings.Join(errs, "; "))
 	}
-	for _, r := range key {
-		ok := r == '.' || r == '-' || r == '_' || r == '/' ||
-			(r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (r >= '0' && r <= '9')
-		if !ok {
-			return fmt.Errorf("invalid label key %q", key)
-		}
+	if strings.HasPrefix(key, reservedLabelPrefix) {
+		return fmt.Errorf("invalid label key %q: the prefix %s is reserved by Hetzner; use your own prefix such as ohmytalos.io/", key, reservedLabelPrefix)
+	}
+	return nil
+}
+
+// CheckLabelValue rejects a label value Hetzner does not allow: empty, or
+// at most 63 characters, alphanumeric at both ends, with -, _ and . between,
+// as in Kubernetes.
+func CheckLabelValue(key, value string) error {
+	if errs := content.IsLabelValue(value); len(errs) > 0 {
+		return fmt.Errorf("invalid value %q for label %q: %s", value, key, strings.Join(errs, "; "))
 	}
 	return nil
 }
 
 // Matches reports whether labels satisfy every requirement. As in Kubernetes,
 // k!=v and k notin (...) also match objects without the label k.
-func (s LabelSelector) Matches(labels map[string]string) bool {
-	for _, req := range s {
-		v, has := labels[req.key]
-		var ok bool
-		switch req.op {
-		case opEquals:
-			ok = has && v == req.values[0]
-		case opNotEquals:
-			ok = !has || v != req.values[0]
-		case opExists:
-			ok = has
-		case opNotExists:
-			ok = !has
-		case opIn:
-			ok = has && slices.Contains(req.values, v)
-		case opNotIn:
-			ok = !has || !slices.Contains(req.values, v)
-		}
-		if !ok {
-			return false
-		}
+func (s LabelSelector) Matches(set map[string]string) bool {
+	if s.sel == nil {
+		return true
 	}
-	return true
+	return s.sel.Matches(labels.Set(set))
 }

@@ -1,6 +1,9 @@
 package cloud
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestSelectorMatches(t *testing.T) {
 	labels := map[string]string{"cluster": "demo", "role": "worker", "pool": "a", "ohmytalos.dev/managed": "true"}
@@ -55,12 +58,62 @@ func TestSelectorEmptyValue(t *testing.T) {
 }
 
 func TestSelectorErrors(t *testing.T) {
-	for _, sel := range []string{
-		"role in (a,b", "role in a,b)", "role in ()", "role between (a)", "a b c", "=v", "k=v,", "!", "k=(v)",
-		"ro le=x", "role in ((a))", "k!=a=b",
+	for _, c := range []struct{ sel, want string }{
+		{"role in (a,b", ""}, {"role in a,b)", ""}, {"role between (a)", ""}, {"a b c", ""}, {"=v", ""},
+		{"k=v,", ""}, {"!", ""}, {"k=(v)", ""}, {"ro le=x", ""}, {"role in ((a))", ""}, {"k!=a=b", ""},
+		// Keys Kubernetes refuses (apimachinery's qualified names), and so
+		// does Hetzner: an empty name, an empty or non-DNS prefix, two slashes.
+		{"a//b=x", "a//b"}, {"a/b/c", "a/b/c"}, {"/b=x", "/b"}, {"a/=x", "a/"},
+		{"Ex_ample.com/k=v", "Ex_ample.com/k"}, {"-k=v", "-k"}, {"k-=v", "k-"},
+		{strings.Repeat("k", 64) + "=v", "63"},
+		// Values: at most 63, alphanumeric at the ends.
+		{"k=-v", "-v"}, {"k=" + strings.Repeat("v", 64), "63"},
+		// Hetzner's own rules on top of Kubernetes'.
+		{"k>1", "gt or lt"}, {"k<1", "gt or lt"}, {"hetzner.cloud/x=y", "reserves"},
 	} {
-		if _, err := ParseSelector(sel); err == nil {
-			t.Errorf("ParseSelector(%q) succeeded, want an error", sel)
+		_, err := ParseSelector(c.sel)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ParseSelector(%q) = %v, want an error naming %q", c.sel, err, c.want)
 		}
+	}
+}
+
+func TestCheckLabel(t *testing.T) {
+	for _, c := range []struct {
+		key, value string
+		ok         bool
+	}{
+		{"ohmytalos.io/cluster", "demo", true},
+		{"role", "", true},
+		{"node.kubernetes.io/role", "storage", true},
+		{"A_b.c-D", "x.Y_z-1", true},
+		{"a//b", "v", false},
+		{"a/b/c", "v", false},
+		{"", "v", false},
+		{"/k", "v", false},
+		{"UPPER.example/k", "v", false},
+		{"hetzner.cloud/k", "v", false},
+		{"k", "v v", false},
+		{"k", "-v", false},
+		{strings.Repeat("p", 254) + "/k", "v", false},
+	} {
+		err := CheckLabelKey(c.key)
+		if err == nil {
+			err = CheckLabelValue(c.key, c.value)
+		}
+		if (err == nil) != c.ok {
+			t.Errorf("label %q=%q: err %v, want ok=%v", c.key, c.value, err, c.ok)
+		}
+	}
+}
+
+func TestSelectorEmptySet(t *testing.T) {
+	// Kubernetes reads "in ()" as the set holding the empty value.
+	sel, err := ParseSelector("role in ()")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sel.Matches(map[string]string{"role": ""}) || sel.Matches(map[string]string{"role": "worker"}) {
+		t.Error(`role in () must match exactly the empty value`)
 	}
 }

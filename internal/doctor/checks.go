@@ -23,6 +23,7 @@ func Checks() []Check {
 		{ID: "image-pulls", Title: "no container waits on an image pull", Timeout: 20 * time.Second, Run: checkImagePulls},
 		{ID: "addons", Title: "Cilium, cloud controller and CSI workloads are ready", Timeout: 30 * time.Second, Run: checkAddons},
 		{ID: "cilium-talos", Title: "Cilium is configured for Talos", Timeout: 20 * time.Second, Run: checkCiliumTalos},
+		{ID: "metadata-policy", Title: "pods cannot read the metadata service (machine configs)", Timeout: 20 * time.Second, Run: checkMetadataPolicy},
 		{ID: "dns-ipv6", Title: "AAAA records point at IPv6 listeners", Timeout: 30 * time.Second, Run: checkDNSIPv6},
 		{ID: "external-dns-owner", Title: "one external-dns owns the records", Timeout: 30 * time.Second, Run: checkExternalDNSOwner},
 		{ID: "helmfile-v1", Title: "helmfiles parse under helmfile v1", Timeout: 20 * time.Second, Run: checkHelmfileV1},

@@ -77,6 +77,7 @@ func (f *fakeCloud) Snapshots(context.Context) ([]Snapshot, error)         { ret
 type fakeKube struct {
 	nodes     []KubeNode
 	cilium    *CiliumConfig
+	policies  []CiliumPolicy       // nil: the kind is not served
 	workloads map[string]*Workload // "Kind/ns/name"
 	services  []LBService
 	pulls     []PullFailure
@@ -99,6 +100,9 @@ func (f *fakeKube) Workload(_ context.Context, kind, ns, name string) (*Workload
 
 func (f *fakeKube) Nodes(context.Context) ([]KubeNode, error)           { return f.nodes, f.err }
 func (f *fakeKube) CiliumConfig(context.Context) (*CiliumConfig, error) { return f.cilium, f.err }
+func (f *fakeKube) CiliumClusterwidePolicies(context.Context) ([]CiliumPolicy, error) {
+	return f.policies, f.err
+}
 
 // healthyCluster returns an Env of three control planes and one worker on a
 // Talos-on-Hetzner layout where everything is right.

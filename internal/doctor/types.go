@@ -13,6 +13,8 @@ import (
 	"context"
 	"net"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Status is the outcome of one check.
@@ -337,4 +339,26 @@ type KubeSource interface {
 	// Workload reads a Deployment's or DaemonSet's readiness; nil, nil when
 	// it does not exist.
 	Workload(ctx context.Context, kind, namespace, name string) (*Workload, error)
+	// CiliumClusterwidePolicies lists the CiliumClusterwideNetworkPolicies;
+	// nil, nil when the kind is not served (no cilium-operator registered it).
+	CiliumClusterwidePolicies(ctx context.Context) ([]CiliumPolicy, error)
+}
+
+// CiliumPolicy is a CiliumClusterwideNetworkPolicy, reduced to what the
+// metadata-policy check reads.
+type CiliumPolicy struct {
+	// Name is the policy's name.
+	Name string
+	// Rules are its spec and specs rules.
+	Rules []CiliumRule
+}
+
+// CiliumRule is one rule of a Cilium policy.
+type CiliumRule struct {
+	// EndpointSelector selects the pod endpoints the rule applies to (nil:
+	// the rule selects nodes, not pods).
+	EndpointSelector *metav1.LabelSelector
+	// EgressDenyCIDRs are the CIDRs its egressDeny rules deny (toCIDR, and
+	// toCIDRSet without except).
+	EgressDenyCIDRs []string
 }

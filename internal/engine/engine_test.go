@@ -10,7 +10,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/internal/state"
 )
@@ -290,6 +292,25 @@ func (s *depStep) Apply(ctx context.Context, env *Env, emit Emit) error {
 	return nil
 }
 
+// stepWait bounds each wait on a step of the engine tests: a step that
+// does not begin or end within it is a deadlock, reported as such rather
+// than by the test binary's timeout.
+const stepWait = 10 * time.Second
+
+// within receives from ch, failing the test with what it waited for when
+// nothing comes within stepWait.
+func within[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(stepWait):
+		t.Fatalf("waited %s for %s: the engine is stuck", stepWait, what)
+		var zero T
+		return zero
+	}
+}
+
 func TestIndependentStepsRunTogether(t *testing.T) {
 	begun := make(chan string, 10)
 	gate := make(chan struct{})
@@ -301,16 +322,21 @@ func TestIndependentStepsRunTogether(t *testing.T) {
 	env := newEnv(t, t.TempDir())
 	errc := make(chan error, 1)
 	go func() { errc <- e.Run(context.Background(), env, Options{}, nil) }()
-	if got := <-begun; got != "secrets" {
+	if got := within(t, begun, "the first step to begin"); got != "secrets" {
 		t.Fatalf("first step = %s", got)
 	}
-	gate <- struct{}{} // secrets finishes
-	a, b := <-begun, <-begun
+	select {
+	case gate <- struct{}{}: // secrets finishes
+	case <-time.After(stepWait):
+		t.Fatalf("secrets did not wait at its gate within %s", stepWait)
+	}
+	a := within(t, begun, "images or network to begin after secrets")
+	b := within(t, begun, "the second of images and network to begin while the first runs")
 	if !(a == "images" && b == "network" || a == "network" && b == "images") {
 		t.Fatalf("images and network did not start together: %s, %s", a, b)
 	}
 	close(gate) // images fails, network and pools finish
-	err := <-errc
+	err := within(t, errc, "the run to end after images failed")
 	if err == nil || !strings.Contains(err.Error(), "images broke") {
 		t.Fatalf("err = %v", err)
 	}
@@ -355,18 +381,34 @@ func TestUnknownDependencyIsRefused(t *testing.T) {
 	}
 }
 
+// TestStatusGlyphsAndTones checks what a reader of the step list relies
+// on: the four outcomes look different from each other in glyph and tone,
+// stale reads as work to do, and every glyph takes one terminal cell so
+// the step names line up.
 func TestStatusGlyphsAndTones(t *testing.T) {
-	cases := []struct {
-		s     Status
-		glyph string
-		tone  Tone
-	}{
-		{StatusDone, "✓", ToneGood}, {StatusFailed, "✗", ToneBad}, {StatusRunning, "↻", ToneActive},
-		{StatusStale, "↻", ToneActive}, {StatusPending, "·", ToneSubtle},
-	}
-	for _, c := range cases {
-		if c.s.Glyph() != c.glyph || c.s.Tone() != c.tone {
-			t.Errorf("%s: glyph %q tone %d, want %q %d", c.s, c.s.Glyph(), c.s.Tone(), c.glyph, c.tone)
+	outcomes := []Status{StatusPending, StatusRunning, StatusDone, StatusFailed}
+	glyphs, tones := map[string]Status{}, map[Tone]Status{}
+	for _, s := range outcomes {
+		g := s.Glyph()
+		if w := ansi.StringWidth(g); w != 1 {
+			t.Errorf("%s: glyph %q is %d cells wide, want 1", s, g, w)
 		}
+		if other, ok := glyphs[g]; ok {
+			t.Errorf("%s and %s share the glyph %q", s, other, g)
+		}
+		glyphs[g] = s
+		if other, ok := tones[s.Tone()]; ok {
+			t.Errorf("%s and %s share the tone %d", s, other, s.Tone())
+		}
+		tones[s.Tone()] = s
+	}
+	if StatusStale.Glyph() != StatusRunning.Glyph() || StatusStale.Tone() != StatusRunning.Tone() {
+		t.Errorf("stale shows %q/%d, want running's %q/%d: apply runs it again", StatusStale.Glyph(), StatusStale.Tone(), StatusRunning.Glyph(), StatusRunning.Tone())
+	}
+	if StatusFailed.Tone() != ToneBad || StatusDone.Tone() != ToneGood {
+		t.Errorf("failed/done tones = %d/%d, want bad/good", StatusFailed.Tone(), StatusDone.Tone())
+	}
+	if u := Status("unknown"); u.Glyph() != StatusPending.Glyph() || u.Tone() != StatusPending.Tone() {
+		t.Errorf("an unknown status shows %q/%d, want pending's look", u.Glyph(), u.Tone())
 	}
 }

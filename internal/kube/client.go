@@ -159,6 +159,17 @@ func (c *Client) resource(ctx context.Context, apiVersion, kind string) (resourc
 	return r, nil
 }
 
+// Served reports whether the API server serves kind in apiVersion: false,
+// nil while it does not (a CRD not registered yet), an error when the
+// server cannot say.
+func (c *Client) Served(ctx context.Context, apiVersion, kind string) (bool, error) {
+	_, err := c.resource(ctx, apiVersion, kind)
+	if errors.Is(err, ErrNoKind) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // path is the REST path of an object (name != "") or a collection.
 func (c *Client) path(ctx context.Context, apiVersion, kind, namespace, name string) (string, error) {
 	r, err := c.resource(ctx, apiVersion, kind)

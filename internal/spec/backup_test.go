@@ -60,7 +60,11 @@ func TestBackupDefaultsAndValidation(t *testing.T) {
 	}
 }
 
+// TestScheduleInterval holds ScheduleInterval to what Kubernetes accepts
+// (robfig/cron/v3 ParseStandard, as the CronJob validation and controller
+// parse spec.schedule) and to cron's day semantics.
 func TestScheduleInterval(t *testing.T) {
+	day := 24 * time.Hour
 	cases := []struct {
 		schedule string
 		want     time.Duration
@@ -68,18 +72,36 @@ func TestScheduleInterval(t *testing.T) {
 	}{
 		{"0 */6 * * *", 6 * time.Hour, ""},
 		{"*/15 * * * *", 15 * time.Minute, ""},
-		{"30 2 * * *", 24 * time.Hour, ""},
+		{"30 2 * * *", day, ""},
 		{"0 1,13 * * *", 12 * time.Hour, ""},
 		{"0 0,6 * * *", 18 * time.Hour, ""},
-		{"0 3 * * 0", 7 * 24 * time.Hour, ""},
-		{"0 3 * * 1-5", 3 * 24 * time.Hour, ""},
-		{"0 3 1 * *", 31 * 24 * time.Hour, ""},
-		{"@daily", 24 * time.Hour, ""},
+		{"0 3 * * 0", 7 * day, ""},
+		{"0 3 * * 1-5", 3 * day, ""},
+		// Names, as Kubernetes accepts them.
+		{"0 3 * * MON", 7 * day, ""},
+		{"0 3 * * mon-fri", 3 * day, ""},
+		{"0 3 1 JAN,JUL *", 184 * day, ""}, // Jul 1 -> Jan 1
+		// The calendar, not a 31-day month: May 31 -> Jul 31.
+		{"0 3 31 * *", 61 * day, ""},
+		{"0 3 1 * *", 31 * day, ""},
+		// Day-of-month and day-of-week both set: cron runs on either.
+		{"0 0 1 * 1", 7 * day, ""},
+		{"0 0 15 * 6", 7 * day, ""},
+		// A leap day: four years.
+		{"0 0 29 2 *", (4*365 + 1) * day, ""},
+		{"@daily", day, ""},
 		{"@hourly", time.Hour, ""},
-		{"0 */6 * *", 0, "has 4 fields"},
-		{"61 * * * *", 0, "minute"},
-		{"0 5-2 * * *", 0, "backwards"},
-		{"*/0 * * * *", 0, "step"},
+		{"@weekly", 7 * day, ""},
+		{"@every 90m", 90 * time.Minute, ""},
+		{"0 */6 * *", 0, "expected exactly 5 fields"},
+		{"61 * * * *", 0, "above maximum (59)"},
+		{"0 5-2 * * *", 0, "beyond end of range"},
+		{"*/0 * * * *", 0, "step of range"},
+		{"0 3 * * 7", 0, "above maximum (6)"},
+		{"0 3 * * MONDAY", 0, "failed to parse"},
+		{"0 0 30 2 *", 0, "never runs"},
+		{"CRON_TZ=UTC 0 3 * * *", 0, "time zone"},
+		{"", 0, "empty spec"},
 	}
 	for _, c := range cases {
 		got, err := ScheduleInterval(c.schedule)

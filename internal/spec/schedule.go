@@ -1,125 +1,122 @@
 package spec
 
 import (
+	"errors"
 	"fmt"
-	"slices"
-	"strconv"
+	"math/bits"
 	"strings"
 	"time"
+
+	"github.com/robfig/cron/v3"
 )
 
-// cronMacros are the shorthands Kubernetes CronJobs accept (robfig/cron's
-// descriptors, as kube-controller-manager parses them), with their period.
-var cronMacros = map[string]time.Duration{
-	"@yearly": 365 * 24 * time.Hour, "@annually": 365 * 24 * time.Hour,
-	"@monthly": 31 * 24 * time.Hour, "@weekly": 7 * 24 * time.Hour,
-	"@daily": 24 * time.Hour, "@midnight": 24 * time.Hour, "@hourly": time.Hour,
-}
+// starBit is robfig/cron's marker for a field written "*" (spec.go): a
+// day-of-month or day-of-week written so does not take part in the OR of
+// the two day fields.
+const starBit = 1 << 63
 
-// cronField is one field's name and range.
-type cronField struct {
-	name     string
-	min, max int
-}
+// gapStart and gapYears bound where ScheduleInterval looks for run days: five
+// years from a leap year holds two 29ths of February, so a yearly or
+// leap-day schedule shows its real gap.
+var gapStart = time.Date(2024, time.January, 1, 0, 0, 0, 0, time.UTC)
 
-var cronFields = []cronField{{"minute", 0, 59}, {"hour", 0, 23}, {"day of month", 1, 31}, {"month", 1, 12}, {"day of week", 0, 6}}
+const gapYears = 5
 
-// ScheduleInterval validates a 5-field cron schedule (or a macro such as
-// @daily) and returns the longest gap between two runs, approximating a
-// month as 31 days: the doctor's yardstick for a missed backup.
+// ScheduleInterval validates a CronJob schedule the way Kubernetes does and
+// returns the longest gap between two runs, in UTC: the doctor's yardstick
+// for a missed backup.
+//
+// Kubernetes parses spec.schedule with robfig/cron/v3's ParseStandard
+// (kubernetes pkg/apis/batch/validation/validation.go validateScheduleFormat
+// and pkg/controller/cronjob/cronjob_controllerv2.go), and refuses TZ= or
+// CRON_TZ= in the schedule on create ("use timeZone field instead"), so
+// this accepts exactly that: five fields with names (MON, JAN), ranges,
+// steps and lists, or a descriptor (@daily, @every 6h). When day-of-month
+// and day-of-week are both restricted, cron runs on either (robfig's
+// dayMatches ORs them), and so does the gap computed here.
 func ScheduleInterval(schedule string) (time.Duration, error) {
 	s := strings.TrimSpace(schedule)
-	if d, ok := cronMacros[s]; ok {
-		return d, nil
+	if strings.Contains(s, "TZ") {
+		return 0, fmt.Errorf("%q sets a time zone in the schedule, which Kubernetes refuses (cannot use TZ or CRON_TZ in schedule); remove it: the schedule runs in UTC", schedule)
 	}
-	parts := strings.Fields(s)
-	if len(parts) != len(cronFields) {
-		return 0, fmt.Errorf("%q has %d fields, a cron schedule has 5 (minute hour day-of-month month day-of-week)", schedule, len(parts))
+	sched, err := cron.ParseStandard(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a cron schedule Kubernetes accepts: %w", schedule, err)
 	}
-	sets := make([][]int, len(parts))
-	for i, p := range parts {
-		v, err := cronValues(p, cronFields[i])
+	switch sc := sched.(type) {
+	case cron.ConstantDelaySchedule:
+		return sc.Delay, nil
+	case *cron.SpecSchedule:
+		gap, err := longestGap(*sc)
 		if err != nil {
 			return 0, fmt.Errorf("%q: %w", schedule, err)
 		}
-		sets[i] = v
+		return gap, nil
+	default:
+		return 0, fmt.Errorf("%q: unexpected schedule type %T", schedule, sched)
 	}
-	var day []int
-	for _, h := range sets[1] {
-		for _, m := range sets[0] {
-			day = append(day, h*60+m)
-		}
-	}
-	interval := time.Duration(maxGap(day, 24*60)) * time.Minute
-	if parts[4] != "*" {
-		interval = max(interval, time.Duration(maxGap(sets[4], 7))*24*time.Hour)
-	}
-	if parts[2] != "*" {
-		interval = max(interval, time.Duration(maxGap(sets[2], 31))*24*time.Hour)
-	}
-	if parts[3] != "*" {
-		interval = max(interval, time.Duration(maxGap(sets[3], 12))*31*24*time.Hour)
-	}
-	return interval, nil
 }
 
-// maxGap is the largest cyclic distance between consecutive sorted values.
-func maxGap(v []int, cycle int) int {
-	v = slices.Compact(slices.Sorted(slices.Values(v)))
-	gap := v[0] + cycle - v[len(v)-1]
-	for i := 1; i < len(v); i++ {
-		gap = max(gap, v[i]-v[i-1])
+// longestGap walks the run days of spec over gapYears, in UTC: the times
+// of day (minute x hour) are the same on every run day, so the longest gap
+// is either between two runs of one day or from the last run of a run day
+// to the first run of the next.
+func longestGap(spec cron.SpecSchedule) (time.Duration, error) {
+	spec.Location = time.UTC
+	times := dayTimes(spec.Hour, spec.Minute)
+	first, last := times[0], times[len(times)-1]
+	longest := time.Duration(0)
+	for i := 1; i < len(times); i++ {
+		longest = max(longest, times[i]-times[i-1])
 	}
-	return gap
+	// One run per day is enough to find the days: the first time of day.
+	days := spec
+	days.Minute = lowestBit(spec.Minute)
+	days.Hour = lowestBit(spec.Hour)
+	end := gapStart.AddDate(gapYears, 0, 0)
+	var prev time.Time
+	for t := days.Next(gapStart.Add(-time.Second)); !t.IsZero() && t.Before(end); t = days.Next(endOfDay(t)) {
+		day := t.Truncate(24 * time.Hour)
+		if !prev.IsZero() {
+			longest = max(longest, day.Sub(prev)-last+first)
+		}
+		prev = day
+	}
+	if prev.IsZero() {
+		return 0, errors.New("the schedule never runs (no matching day in five years, e.g. the 30th of February); pick a day that exists")
+	}
+	if longest == 0 {
+		// A single run day in the whole horizon cannot happen for a
+		// schedule that repeats within five years; be strict, not lax.
+		longest = 24 * time.Hour
+	}
+	return longest, nil
 }
 
-// cronValues expands one field: *, N, A-B, with an optional /STEP, comma
-// separated.
-func cronValues(field string, f cronField) ([]int, error) {
-	var out []int
-	for _, item := range strings.Split(field, ",") {
-		rng, stepStr, hasStep := strings.Cut(item, "/")
-		step := 1
-		if hasStep {
-			n, err := strconv.Atoi(stepStr)
-			if err != nil || n < 1 {
-				return nil, fmt.Errorf("%s step %q is not a positive number", f.name, stepStr)
-			}
-			step = n
+// dayTimes lists the times of day, sorted, that the hour and minute bit
+// sets of a robfig/cron schedule select.
+func dayTimes(hours, minutes uint64) []time.Duration {
+	var out []time.Duration
+	for h := 0; h < 24; h++ {
+		if hours&(1<<h) == 0 {
+			continue
 		}
-		lo, hi := f.min, f.max
-		if rng != "*" {
-			a, b, isRange := strings.Cut(rng, "-")
-			var err error
-			if lo, err = cronNumber(a, f); err != nil {
-				return nil, err
+		for m := 0; m < 60; m++ {
+			if minutes&(1<<m) != 0 {
+				out = append(out, time.Duration(h)*time.Hour+time.Duration(m)*time.Minute)
 			}
-			hi = lo
-			if isRange {
-				if hi, err = cronNumber(b, f); err != nil {
-					return nil, err
-				}
-			} else if hasStep {
-				hi = f.max
-			}
-			if hi < lo {
-				return nil, fmt.Errorf("%s range %q runs backwards", f.name, rng)
-			}
-		}
-		for x := lo; x <= hi; x += step {
-			out = append(out, x)
 		}
 	}
-	return out, nil
+	return out
 }
 
-func cronNumber(s string, f cronField) (int, error) {
-	n, err := strconv.Atoi(s)
-	if f.name == "day of week" && n == 7 {
-		n = 0 // Sunday, as cron accepts
-	}
-	if err != nil || n < f.min || n > f.max {
-		return 0, fmt.Errorf("%s %q is not a number from %d to %d", f.name, s, f.min, f.max)
-	}
-	return n, nil
+// lowestBit keeps the lowest value of a bit set, without the star marker.
+func lowestBit(set uint64) uint64 {
+	set &^= starBit
+	return 1 << bits.TrailingZeros64(set)
+}
+
+// endOfDay is the last second of t's day, so Next finds the next day.
+func endOfDay(t time.Time) time.Time {
+	return t.Truncate(24 * time.Hour).Add(24*time.Hour - time.Second)
 }

@@ -217,13 +217,3 @@ func (s *Spec) Hash() string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:8])
 }
-
-// Save writes the spec to path with mode 0644 (it holds no secret values).
-func (s *Spec) Save(path string) error {
-	b, err := s.Marshal()
-	if err != nil {
-		return err
-	}
-	header := "# ohmytalos cluster spec: see docs/spec.md. Holds references to secrets, never their values.\n"
-	return os.WriteFile(path, append([]byte(header), b...), 0o644)
-}

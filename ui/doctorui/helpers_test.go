@@ -107,6 +107,7 @@ func sampleResults() map[string]doctor.Result {
 		"kubeconfig-reachable": {Status: doctor.StatusSkip, Explanation: "no kubeconfig: nothing to dial"},
 		"provider-id":          {Status: doctor.StatusSkip, Explanation: "no kubeconfig: the cluster is not bootstrapped yet"},
 		"cilium-talos":         {Status: doctor.StatusSkip, Explanation: "no kubeconfig: the cluster is not bootstrapped yet"},
+		"metadata-policy":      {Status: doctor.StatusSkip, Explanation: "no kubeconfig: the Kubernetes API is not available to the doctor"},
 		"dns-ipv6":             {Status: doctor.StatusError, Evidence: []string{"resolver 127.0.0.1:53"}, Explanation: "could not read DNS: read udp 127.0.0.1:53: i/o timeout", Fix: "check that the source is reachable and the credentials are valid, then run the doctor again"},
 		"external-dns-owner":   {Status: doctor.StatusSkip, Explanation: "no domains to check: pass --domain or set domains in the spec"},
 		"helmfile-v1":          {Status: doctor.StatusSkip, Explanation: "no repository: pass --repo"},

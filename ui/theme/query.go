@@ -32,17 +32,39 @@ func Prepare(r *lipgloss.Renderer, noColor bool, timeout time.Duration) {
 		return
 	}
 	r.ColorProfile() // environment only: TERM, COLORTERM, NO_COLOR
+	// termenv's default output took its profile when TERM may have been
+	// hidden (package quietstart): take it again from the environment.
+	if o := termenv.DefaultOutput(); o != nil {
+		o.Profile = o.EnvColorProfile()
+	}
 	dark := true
 	if tty, err := os.OpenFile("/dev/tty", os.O_RDWR, 0); err == nil {
-		if st, err := term.MakeRaw(tty.Fd()); err == nil {
-			if d, ok := queryDark(tty, timeout); ok {
-				dark = d
-			}
-			_ = term.Restore(tty.Fd(), st)
+		if d, ok := askRaw(tty, timeout); ok {
+			dark = d
 		}
 		_ = tty.Close()
 	}
 	r.SetHasDarkBackground(dark)
+	// Components that style with the package's default renderer (bubbles'
+	// defaults) get the same answer instead of asking again.
+	lipgloss.DefaultRenderer().SetHasDarkBackground(dark)
+}
+
+// askRaw puts the terminal in raw mode and asks. The descriptor is reached
+// through SyscallConn, never File.Fd: Fd switches the file to blocking
+// mode (os.File.Fd's documentation), after which the read deadline no
+// longer stops a read, and a terminal that never answers holds it forever.
+func askRaw(tty *os.File, timeout time.Duration) (dark, ok bool) {
+	rc, err := tty.SyscallConn()
+	if err != nil {
+		return false, false
+	}
+	var st *term.State
+	if err := rc.Control(func(fd uintptr) { st, err = term.MakeRaw(fd) }); err != nil || st == nil {
+		return false, false
+	}
+	defer func() { _ = rc.Control(func(fd uintptr) { _ = term.Restore(fd, st) }) }()
+	return queryDark(tty, timeout)
 }
 
 // deadlineReadWriter is a terminal that can stop a read at a deadline.

@@ -71,6 +71,7 @@ func (s *Server) reconcileLocked() {
 		s.reconcileReplicaSetsLocked()
 		s.reconcileJobsLocked()
 		s.reconcilePodsLocked()
+		s.reconcileCiliumOperatorLocked()
 		s.reconcilePVCsLocked()
 		s.reconcilePDBsLocked()
 		s.collectGarbageLocked()
