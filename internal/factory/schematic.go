@@ -14,7 +14,7 @@ import (
 	"slices"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // EmptySchematicID is the ID of the schematic without any customization: the

@@ -3,7 +3,7 @@ package kubeconfig
 import (
 	"fmt"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // credentials is the part of a kubeconfig that authenticates its users

@@ -11,7 +11,7 @@ import (
 	"os"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Spec is the desired cluster. Every key is documented in docs/spec.md.

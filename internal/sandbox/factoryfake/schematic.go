@@ -9,7 +9,7 @@ import (
 	"io"
 	"strings"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // The fake's own model of the Image Factory's schematic, written from

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/siderolabs/crypto/x509"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // certValidity is how long the certificates a fake node issues stay valid:

@@ -15,8 +15,8 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/api/machine"
 	"github.com/siderolabs/talos/pkg/machinery/client"
 	clientconfig "github.com/siderolabs/talos/pkg/machinery/client/config"
+	"go.yaml.in/yaml/v3"
 	"google.golang.org/grpc/codes"
-	"gopkg.in/yaml.v3"
 
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/talosfake"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/talosfake/fixture"
