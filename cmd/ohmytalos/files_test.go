@@ -57,7 +57,7 @@ func perm(t *testing.T, p string) os.FileMode {
 // another run holds the cluster's lock: both must refuse.
 func TestWritingCommandsTakeTheLock(t *testing.T) {
 	dir := seedDir(t)
-	t.Setenv("HCLOUD_TOKEN", strings.Repeat("s", 64))
+	hetznerFor(t, strings.Repeat("s", 64))
 	cfg := filepath.Join(dir, "ohmytalos.yaml")
 	st, err := state.Open(filepath.Join(dir, ".ohmytalos", "demo"), "demo", nil)
 	if err != nil {
@@ -138,7 +138,7 @@ func TestKubeconfigMergeKeepsTheOperatorsEntries(t *testing.T) {
 // after talos-config --out every one of them is 0600.
 func TestTalosConfigNarrowsEveryFileItWrites(t *testing.T) {
 	dir := seedDir(t)
-	t.Setenv("HCLOUD_TOKEN", strings.Repeat("s", 64))
+	hetznerFor(t, strings.Repeat("s", 64))
 	cfg := filepath.Join(dir, "ohmytalos.yaml")
 	outDir := filepath.Join(dir, "configs")
 	scratch := filepath.Join(dir, "scratch")

@@ -3,7 +3,7 @@ package cloud
 import (
 	"context"
 	"net/http"
-	"strings"
+	"net/url"
 	"time"
 
 	"github.com/ohmytalos/ohmytalos/internal/safeurl"
@@ -37,7 +37,11 @@ func IsSandbox(ctx context.Context, endpoint string) bool {
 	}
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(endpoint, "/")+"/", nil)
+	// Ask the host's root, outside the Hetzner API's paths: the probe is no
+	// Hetzner operation, so it must not be sent as one (the API description
+	// test holds every request under the endpoint to hcloud-openapi).
+	root := url.URL{Scheme: u.Scheme, Host: u.Host, Path: "/"}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, root.String(), nil)
 	if err != nil {
 		return false
 	}
