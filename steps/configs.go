@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -58,8 +59,19 @@ func (s *Configs) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error
 		a = engine.ActionReuse
 	}
 	p.Items = append(p.Items, engine.PlanItem{Action: a, Kind: "talos-secrets", Name: env.Spec.Name, Detail: "encrypted at rest with age"})
-	for _, g := range groups(env.Spec) {
-		p.Items = append(p.Items, engine.PlanItem{Action: engine.ActionRender, Kind: "machine-config", Name: g.Pool, Detail: g.Role})
+	gs, err := groups(env.Spec)
+	if err != nil {
+		return engine.Plan{}, err
+	}
+	for _, g := range gs {
+		detail := g.Role
+		if len(g.Patches) > 0 {
+			detail += fmt.Sprintf(", %d patch(es)", len(g.Patches))
+		}
+		p.Items = append(p.Items, engine.PlanItem{Action: engine.ActionRender, Kind: "machine-config", Name: g.Pool, Detail: detail})
+	}
+	if err := s.planPatches(ctx, env, &p); err != nil {
+		return engine.Plan{}, err
 	}
 	return p, nil
 }
@@ -80,7 +92,7 @@ func (s *Configs) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) 
 		data.Sizes[pool] = r.Size
 		emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionCreate, Resource: "config/" + pool,
 			Message: fmt.Sprintf("%s config validated, %.1f KB of the 32 KB user_data limit", r.Role, float64(r.Size)/1024)})
-		for _, w := range r.Warnings {
+		for _, w := range append(slices.Clone(r.Warnings), r.PatchWarnings...) {
 			emit(engine.Event{Kind: engine.KindWarning, Resource: "config/" + pool, Message: w})
 		}
 	}
@@ -116,14 +128,24 @@ func (s *Configs) ensureSecrets(env *engine.Env, emit engine.Emit) (bool, error)
 	return created, nil
 }
 
-// groups lists the node groups: the control plane, then each pool.
-func groups(sp *spec.Spec) []talos.NodeGroup {
+// groups lists the node groups: the control plane, then each pool, each
+// with its patches (talos.patches, then the group's).
+func groups(sp *spec.Spec) ([]talos.NodeGroup, error) {
 	out := []talos.NodeGroup{{Role: talos.RoleControlPlane, Pool: spec.RoleControlPlane}}
 	for _, p := range sp.Pools {
 		out = append(out, talos.NodeGroup{Role: talos.RoleWorker, Pool: p.Name, Labels: p.Labels, Taints: p.Taints,
 			VolumeSizeGB: p.VolumeSize, Storage: p.Storage, LoadBalancer: p.InLoadBalancer()})
 	}
-	return out
+	for i := range out {
+		ps, err := sp.PatchesFor(out[i].Pool)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ps {
+			out[i].Patches = append(out[i].Patches, talos.Patch{Name: p.Name, Data: p.Data})
+		}
+	}
+	return out, nil
 }
 
 // bundle decrypts the cluster's Talos secrets.
@@ -235,12 +257,21 @@ func (d *Deps) render(ctx context.Context, env *engine.Env) (map[string]talos.Re
 	if err != nil {
 		return nil, err
 	}
+	return d.renderWith(b, c, env)
+}
+
+// renderWith renders every group's config from a bundle and cluster input.
+func (d *Deps) renderWith(b *secrets.Bundle, c talos.Cluster, env *engine.Env) (map[string]talos.Rendered, error) {
 	_, ids, err := imageNeeds(env.Spec)
 	if err != nil {
 		return nil, err
 	}
+	gs, err := groups(env.Spec)
+	if err != nil {
+		return nil, err
+	}
 	out := map[string]talos.Rendered{}
-	for _, g := range groups(env.Spec) {
+	for _, g := range gs {
 		name, _ := env.Spec.SchematicFor(g.Pool)
 		g.Installer = d.installer(ids[name], env.Spec.Talos.Version)
 		r, err := talos.Render(b, c, g)

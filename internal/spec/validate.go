@@ -46,6 +46,7 @@ func (s *Spec) Validate() Problems {
 	s.validateNetwork(add)
 	s.validateControlPlane(add)
 	s.validatePools(add)
+	s.validatePatches(add)
 	if !ps.Has("network.cidr") && !ps.Has("network.pods") && !ps.Has("network.services") && !ps.Has("controlPlane.subnet") && !ps.Has("controlPlane.vip") {
 		for _, p := range s.layoutProblems() {
 			if !ps.Has(p.Field) {

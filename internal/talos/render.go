@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 
 	"github.com/siderolabs/talos/pkg/machinery/config/container"
 	"github.com/siderolabs/talos/pkg/machinery/config/encoder"
@@ -25,13 +26,24 @@ var ErrConfigTooLarge = errors.New("over Hetzner's user_data limit")
 // validated by Talos in cloud mode and encoded without comments. It fails
 // when the config exceeds UserDataLimit.
 func Render(bundle *secrets.Bundle, c Cluster, g NodeGroup) (Rendered, error) {
-	cfg, err := build(bundle, c, g)
+	base, err := build(bundle, c, g)
 	if err != nil {
 		return Rendered{}, err
 	}
 
+	// The operator's patches go on top of ohmytalos's own documents, in
+	// the order given (talos.patches, then the group's).
+	cfg, patchWarnings, err := applyPatches(base, g.Patches)
+	if err != nil {
+		return Rendered{}, fmt.Errorf("pool %q: the %s config: %w", g.Pool, g.Role, err)
+	}
+
 	warnings, err := validate(cfg)
 	if err != nil {
+		if len(g.Patches) > 0 {
+			return Rendered{}, fmt.Errorf("pool %q: the %s config fails Talos validation after the patches %s: %w; fix the patch that sets it", g.Pool, g.Role, patchNames(g.Patches), err)
+		}
+
 		return Rendered{}, fmt.Errorf("pool %q: the %s config fails Talos validation: %w", g.Pool, g.Role, err)
 	}
 
@@ -41,10 +53,25 @@ func Render(bundle *secrets.Bundle, c Cluster, g NodeGroup) (Rendered, error) {
 	}
 
 	if len(data) > UserDataLimit {
-		return Rendered{}, fmt.Errorf("pool %q: the %s config is %d bytes: %w of %d bytes; shorten or remove pool labels, taints or cert SANs", g.Pool, g.Role, len(data), ErrConfigTooLarge, UserDataLimit)
+		fix := "shorten or remove pool labels, taints or cert SANs"
+		if len(g.Patches) > 0 {
+			fix = "shorten the patches " + patchNames(g.Patches) + ", or pool labels, taints or cert SANs"
+		}
+
+		return Rendered{}, fmt.Errorf("pool %q: the %s config is %d bytes: %w of %d bytes; %s", g.Pool, g.Role, len(data), ErrConfigTooLarge, UserDataLimit, fix)
 	}
 
-	return Rendered{Role: g.Role, Pool: g.Pool, Config: data, Size: len(data), Warnings: warnings}, nil
+	return Rendered{Role: g.Role, Pool: g.Pool, Config: data, Size: len(data), Warnings: warnings, PatchWarnings: patchWarnings}, nil
+}
+
+// patchNames lists the patches' names for a message.
+func patchNames(ps []Patch) string {
+	names := make([]string, 0, len(ps))
+	for _, p := range ps {
+		names = append(names, p.Name)
+	}
+
+	return strings.Join(names, ", ")
 }
 
 // build generates and adapts the documents of group g.
