@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/talos/talosapi"
 )
 
 // patchSpec is a small cluster with two pools; cp is controlPlane's
@@ -81,5 +82,66 @@ func TestCNIPatchWarnsAtPlan(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("configs notes = %q, want a warning naming the patch and cluster.network.cni.name", notes)
+	}
+}
+
+// nodeConfigs reads every node's MachineConfig resource through the
+// machinery client with the cluster's stored talosconfig.
+func (w *world) nodeConfigs(t *testing.T, ctx context.Context) map[string]string {
+	t.Helper()
+	env := w.env(t)
+	tc, err := env.State.Secret(secretTalosconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := w.deps().addresses(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, n := range nodes {
+		c, err := talosapi.Connect(ctx, tc, n.ip)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := c.MachineConfig(ctx)
+		_ = c.Close()
+		if err != nil {
+			t.Fatalf("read the MachineConfig of %s: %v", n.node.Name, err)
+		}
+		out[n.node.Name] = string(cfg)
+	}
+	return out
+}
+
+func TestPatchReachesExactlyItsNodes(t *testing.T) {
+	t.Setenv("HCLOUD_TOKEN", "sandbox-token")
+	w := newWorld(t, patchSpec(t, `["@patches/cp.yaml"]`,
+		`[{machine: {sysctls: {net.core.somaxconn: "65535"}}}, [{op: add, path: /machine/sysctls/vm.max_map_count, value: "262144"}]]`,
+		map[string]string{"patches/cp.yaml": "machine:\n  sysctls:\n    kernel.pid_max: \"4194304\"\n"}))
+	ctx := context.Background()
+	if _, err := w.apply(t, ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	cfgs := w.nodeConfigs(t, ctx)
+	if len(cfgs) != 3 {
+		t.Fatalf("nodes = %d, want 3", len(cfgs))
+	}
+	want := map[string]map[string]bool{
+		"patched-cp-1":     {"time.cloudflare.com": true, "kernel.pid_max": true, "net.core.somaxconn": false, "vm.max_map_count": false},
+		"patched-worker-1": {"time.cloudflare.com": true, "kernel.pid_max": false, "net.core.somaxconn": true, "vm.max_map_count": true},
+		"patched-other-1":  {"time.cloudflare.com": true, "kernel.pid_max": false, "net.core.somaxconn": false, "vm.max_map_count": false},
+	}
+	for node, keys := range want {
+		cfg, ok := cfgs[node]
+		if !ok {
+			t.Errorf("no node %s in %v", node, cfgs)
+			continue
+		}
+		for key, has := range keys {
+			if strings.Contains(cfg, key) != has {
+				t.Errorf("%s: MachineConfig has %s = %v, want %v", node, key, !has, has)
+			}
+		}
 	}
 }

@@ -257,7 +257,7 @@ func (n *Node) newServer(maintenance bool) *grpc.Server {
 	if maintenance {
 		srv := grpc.NewServer(grpc.Creds(credentials.NewTLS(n.maintenanceTLS())))
 		machine.RegisterMachineServiceServer(srv, &maintenanceService{node: n})
-		cosiv1alpha1.RegisterStateServer(srv, server.NewState(state.Filter(n.res, readOnly)))
+		cosiv1alpha1.RegisterStateServer(srv, server.NewState(state.Filter(n.res, n.accessPolicy)))
 
 		return srv
 	}
@@ -266,7 +266,7 @@ func (n *Node) newServer(maintenance bool) *grpc.Server {
 	machine.RegisterMachineServiceServer(srv, &machineService{node: n})
 	machine.RegisterLifecycleServiceServer(srv, &lifecycleService{node: n})
 	machine.RegisterImageServiceServer(srv, &imageService{node: n})
-	cosiv1alpha1.RegisterStateServer(srv, server.NewState(state.Filter(n.res, readOnly)))
+	cosiv1alpha1.RegisterStateServer(srv, server.NewState(state.Filter(n.res, n.accessPolicy)))
 
 	return srv
 }
@@ -339,6 +339,7 @@ func (n *Node) run(lis net.Listener) {
 
 			n.loadBootConfigLocked()
 			n.loadInstalledLocked()
+			n.publishConfigLocked()
 
 			n.cluster.reconcileAllLocked()
 			n.cluster.mu.Unlock()
