@@ -28,6 +28,9 @@ type Configs struct {
 
 	mu    sync.Mutex
 	cache map[string]map[string]talos.Rendered // spec hash/state dir -> configs
+
+	// recMu serialises updates of the applied-patches record.
+	recMu sync.Mutex
 }
 
 // Name implements engine.Step.

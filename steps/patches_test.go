@@ -2,12 +2,14 @@ package steps
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/internal/talos/talosapi"
 )
 
@@ -144,4 +146,136 @@ func TestPatchReachesExactlyItsNodes(t *testing.T) {
 			}
 		}
 	}
+}
+
+// reload points the world at a new spec file (same cluster, same state).
+func (w *world) reload(t *testing.T, path string) {
+	t.Helper()
+	sp, err := spec.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.spec = sp
+}
+
+// boots is how often each node booted, by node name.
+func (w *world) boots(t *testing.T) map[string]int {
+	t.Helper()
+	env := w.env(t)
+	out := map[string]int{}
+	for _, n := range w.spec.Nodes() {
+		r, ok := env.State.Resource(serverKey(n.Name))
+		if !ok {
+			t.Fatalf("no server recorded for %s", n.Name)
+		}
+		tn := w.sb.Talos.Node(r.ID)
+		if tn == nil {
+			t.Fatalf("no Talos node for %s", n.Name)
+		}
+		out[n.Name] = tn.Boots()
+	}
+	return out
+}
+
+// upgradePlan is the upgrade step's items by node name.
+func (w *world) upgradePlan(t *testing.T) map[string]engine.PlanItem {
+	t.Helper()
+	plans, err := w.plan(t)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]engine.PlanItem{}
+	for _, p := range plans {
+		if p.Step == engine.StepUpgrade {
+			for _, it := range p.Items {
+				out[it.Name] = it
+			}
+		}
+	}
+	return out
+}
+
+func TestDay2PatchChange(t *testing.T) {
+	t.Setenv("HCLOUD_TOKEN", "sandbox-token")
+	w := newWorld(t, patchSpec(t, "[]", `[{machine: {sysctls: {net.core.somaxconn: "65535"}}}]`, nil))
+	ctx := context.Background()
+	if _, err := w.apply(t, ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	for name, it := range w.upgradePlan(t) {
+		if it.Action != engine.ActionReuse {
+			t.Fatalf("right after the build, node %s plans %s %v", name, it.Action, it.Changes)
+		}
+	}
+	before := w.boots(t)
+
+	// A live change: a sysctl (machine.sysctls is in Talos' immediate list).
+	w.reload(t, patchSpec(t, "[]", `[{machine: {sysctls: {net.core.somaxconn: "32768"}}}]`, nil))
+	items := w.upgradePlan(t)
+	for name, it := range items {
+		want := engine.ActionReuse
+		if name == "patched-worker-1" {
+			want = engine.ActionUpdate
+		}
+		if it.Action != want {
+			t.Errorf("node %s plans %s, want %s (%v)", name, it.Action, want, it.Changes)
+		}
+	}
+	ch := items["patched-worker-1"].Changes
+	if len(ch) != 1 || ch[0].Field != `config v1alpha1: machine.sysctls["net.core.somaxconn"]` || ch[0].Old != `"65535"` || ch[0].New != `"32768"` {
+		t.Fatalf("worker changes = %+v, want only the sysctl 65535 -> 32768", ch)
+	}
+	var events []engine.Event
+	if _, err := w.apply(t, ctx, func(ev engine.Event) { events = append(events, ev) }); err != nil {
+		t.Fatal(err)
+	}
+	if !hasNodeEvent(events, "node/patched-worker-1", "machine config applied live") {
+		t.Errorf("no live apply event for the worker")
+	}
+	if cfg := w.nodeConfigs(t, ctx)["patched-worker-1"]; !strings.Contains(cfg, `net.core.somaxconn: "32768"`) {
+		t.Errorf("worker MachineConfig lacks the new sysctl")
+	}
+	if after := w.boots(t); !maps.Equal(after, before) {
+		t.Errorf("boots %v -> %v: a live change rebooted a node", before, after)
+	}
+	for name, it := range w.upgradePlan(t) {
+		if it.Action != engine.ActionReuse {
+			t.Errorf("after the apply, node %s still plans %s %v", name, it.Action, it.Changes)
+		}
+	}
+
+	// A change Talos applies only at boot: machine.env.
+	w.reload(t, patchSpec(t, "[]", `[{machine: {sysctls: {net.core.somaxconn: "32768"}, env: {HTTPS_PROXY: "http://proxy.example:3128"}}}]`, nil))
+	if ch := w.upgradePlan(t)["patched-worker-1"].Changes; len(ch) != 1 || ch[0].Field != "config v1alpha1: machine.env.HTTPS_PROXY" {
+		t.Fatalf("worker changes = %+v, want machine.env.HTTPS_PROXY", ch)
+	}
+	events = nil
+	if _, err := w.apply(t, ctx, func(ev engine.Event) { events = append(events, ev) }); err != nil {
+		t.Fatal(err)
+	}
+	if !hasNodeEvent(events, "node/patched-worker-1", "machine config staged, rebooted, Ready") {
+		t.Errorf("no staged+reboot event for the worker")
+	}
+	if cfg := w.nodeConfigs(t, ctx)["patched-worker-1"]; !strings.Contains(cfg, "HTTPS_PROXY") {
+		t.Errorf("worker MachineConfig lacks machine.env after its reboot")
+	}
+	after := w.boots(t)
+	for name, n := range after {
+		want := before[name]
+		if name == "patched-worker-1" {
+			want++
+		}
+		if n != want {
+			t.Errorf("node %s booted %d times, want %d", name, n, want)
+		}
+	}
+}
+
+func hasNodeEvent(events []engine.Event, resource, msg string) bool {
+	for _, ev := range events {
+		if ev.Resource == resource && strings.Contains(ev.Message, msg) {
+			return true
+		}
+	}
+	return false
 }

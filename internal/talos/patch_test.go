@@ -150,3 +150,43 @@ func TestPatchWarnings(t *testing.T) {
 		}
 	}
 }
+
+func TestDiffConfigsNamesChangedPaths(t *testing.T) {
+	g := workerGroup()
+	base, _ := render(t, testBundle(t), testCluster(), g)
+
+	g.Patches = []Patch{{Name: "pools[0].patches[0]", Data: []byte("machine: {sysctls: {net.core.somaxconn: \"65535\"}, time: {servers: [a.example]}}\n")}}
+	next, _ := render(t, testBundle(t), testCluster(), g)
+
+	changes, err := DiffConfigs(base.Config, next.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	got := map[string]PathChange{}
+	for _, c := range changes {
+		got[c.Path] = c
+	}
+
+	if c, ok := got[`v1alpha1: machine.sysctls["net.core.somaxconn"]`]; !ok || c.Old != "" || c.New != `"65535"` {
+		t.Errorf("sysctl change = %+v in %+v", c, changes)
+	}
+
+	if _, ok := got["v1alpha1: machine.time.servers"]; !ok {
+		t.Errorf("no machine.time.servers change in %+v", changes)
+	}
+
+	if len(changes) != 2 {
+		t.Errorf("changes = %+v, want exactly 2", changes)
+	}
+
+	if same, err := DiffConfigs(base.Config, base.Config); err != nil || len(same) != 0 {
+		t.Errorf("a config against itself = %+v, %v", same, err)
+	}
+
+	for _, c := range changes {
+		if strings.Contains(c.Old+c.New, testHCloudToken) || strings.Contains(c.Old+c.New, testPassphrase) {
+			t.Errorf("a secret leaked into %+v", c)
+		}
+	}
+}

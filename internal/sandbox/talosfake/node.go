@@ -106,6 +106,8 @@ type Node struct {
 	ctx      context.Context //nolint:containedctx // lifetime of the node, cancelled by Stop
 	cancel   context.CancelFunc
 	rebootCh chan rebootRequest
+	// boots counts the node's boots (guarded by cluster.mu).
+	boots int
 	ready    chan struct{}
 	stopOnce sync.Once
 	done     chan struct{}
@@ -163,6 +165,14 @@ func newNode(c *Cluster, o NodeOptions, cfg *nodeConfig) (*Node, error) {
 	}
 
 	return n, nil
+}
+
+// Boots is how many times the node booted: 1 until its first reboot.
+func (n *Node) Boots() int {
+	n.cluster.mu.Lock()
+	defer n.cluster.mu.Unlock()
+
+	return n.boots
 }
 
 // Name is the hostname.
@@ -298,6 +308,7 @@ func (n *Node) run(lis net.Listener) {
 		n.cluster.mu.Lock()
 		maintenance := n.cfg.maintenance
 		n.down = false
+		n.boots++
 		n.servicesAt = time.Now().Add(n.servicesDelay())
 		n.cluster.reconcileLocked(n.cluster.clusters[n.cfg.clusterID])
 		n.cluster.mu.Unlock()
