@@ -171,29 +171,50 @@ func (d *Deps) clusterInput(ctx context.Context, env *engine.Env) (talos.Cluster
 	if err != nil {
 		return talos.Cluster{}, err
 	}
-	c := talos.Cluster{
-		Name: sp.Name, TalosVersion: sp.Talos.Version, KubernetesVersion: sp.Kubernetes.Version,
-		PodCIDR: sp.Network.Pods, ServiceCIDR: sp.Network.Services, NodeCIDR: sp.Network.CIDR,
-		VIP: sp.ControlPlane.VIP, VIPLink: vipLink(sp), PublicIPv4: sp.PublicNetwork.IPv4 || sp.PublicNetwork.IPv6,
-		HCloudToken: strings.TrimSpace(tok.Reveal()), DiskPassphrase: string(disk),
-		ScheduleOnControlPlanes: !hasWorkers(sp),
-	}
-	if sp.Addons.Backup.On() {
-		c.TalosAPIAccessNamespaces = []string{spec.BackupNamespace}
-	}
+	in := clusterSecrets{token: strings.TrimSpace(tok.Reveal()), disk: string(disk)}
 	if r := sp.Secrets.TailscaleAuthKey; r != nil {
 		ts, err := d.Secret(ctx, "secrets.tailscaleAuthKey", *r)
 		if err != nil {
 			return talos.Cluster{}, err
 		}
-		c.TailscaleAuthKey = strings.TrimSpace(ts.Reveal())
+		in.tailscale = strings.TrimSpace(ts.Reveal())
+	}
+	return d.buildClusterInput(ctx, env, in, false)
+}
+
+// clusterSecrets are the secret values a machine config carries.
+type clusterSecrets struct {
+	token, disk, tailscale string
+}
+
+// buildClusterInput is the cluster input from the spec, the state and
+// the secret values. lbOptional renders, before the API load balancer
+// exists, with a stand-in address (plan time).
+func (d *Deps) buildClusterInput(ctx context.Context, env *engine.Env, in clusterSecrets, lbOptional bool) (talos.Cluster, error) {
+	sp := env.Spec
+	c := talos.Cluster{
+		Name: sp.Name, TalosVersion: sp.Talos.Version, KubernetesVersion: sp.Kubernetes.Version,
+		PodCIDR: sp.Network.Pods, ServiceCIDR: sp.Network.Services, NodeCIDR: sp.Network.CIDR,
+		VIP: sp.ControlPlane.VIP, VIPLink: vipLink(sp), PublicIPv4: sp.PublicNetwork.IPv4 || sp.PublicNetwork.IPv6,
+		HCloudToken: in.token, DiskPassphrase: in.disk,
+		ScheduleOnControlPlanes: !hasWorkers(sp),
+	}
+	if sp.Addons.Backup.On() {
+		c.TalosAPIAccessNamespaces = []string{spec.BackupNamespace}
+	}
+	if sp.Secrets.TailscaleAuthKey != nil {
+		c.TailscaleAuthKey = in.tailscale
 		c.TailscaleRoutes = []string{sp.Network.CIDR}
 	}
 	if sp.Endpoint.Mode == spec.EndpointLoadBalancer {
 		c.VIP = ""
-		ip, err := d.apiLBAddress(ctx, env)
-		if err != nil {
-			return talos.Cluster{}, err
+		ip := planLBAddress
+		if key, _, _ := apiLB(sp); !lbOptional || hasResource(env, key) {
+			got, err := d.apiLBAddress(ctx, env)
+			if err != nil {
+				return talos.Cluster{}, err
+			}
+			ip = got
 		}
 		c.Endpoint = ip
 		c.CertSANs = []string{ip}

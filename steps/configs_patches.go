@@ -84,45 +84,15 @@ func (d *Deps) planRender(ctx context.Context, env *engine.Env) (map[string]talo
 
 // planClusterInput is clusterInput without secret look-ups.
 func (d *Deps) planClusterInput(ctx context.Context, env *engine.Env) (talos.Cluster, error) {
-	sp := env.Spec
-	disk := []byte(planPlaceholder)
+	in := clusterSecrets{token: planPlaceholder, disk: planPlaceholder, tailscale: planPlaceholder}
 	if env.State.HasSecret(secretDisk) {
 		v, err := env.State.Secret(secretDisk)
 		if err != nil {
 			return talos.Cluster{}, err
 		}
-		disk = v
+		in.disk = string(v)
 	}
-	c := talos.Cluster{
-		Name: sp.Name, TalosVersion: sp.Talos.Version, KubernetesVersion: sp.Kubernetes.Version,
-		PodCIDR: sp.Network.Pods, ServiceCIDR: sp.Network.Services, NodeCIDR: sp.Network.CIDR,
-		VIP: sp.ControlPlane.VIP, VIPLink: vipLink(sp), PublicIPv4: sp.PublicNetwork.IPv4 || sp.PublicNetwork.IPv6,
-		HCloudToken: planPlaceholder, DiskPassphrase: string(disk),
-		ScheduleOnControlPlanes: !hasWorkers(sp),
-	}
-	if sp.Addons.Backup.On() {
-		c.TalosAPIAccessNamespaces = []string{spec.BackupNamespace}
-	}
-	if sp.Secrets.TailscaleAuthKey != nil {
-		c.TailscaleAuthKey = planPlaceholder
-		c.TailscaleRoutes = []string{sp.Network.CIDR}
-	}
-	if sp.Endpoint.Mode == spec.EndpointLoadBalancer {
-		c.VIP = ""
-		ip := planLBAddress
-		if key, _, _ := apiLB(sp); hasResource(env, key) {
-			got, err := d.apiLBAddress(ctx, env)
-			if err != nil {
-				return talos.Cluster{}, err
-			}
-			ip = got
-		}
-		c.Endpoint, c.CertSANs = ip, []string{ip}
-	} else {
-		c.Endpoint = sp.ControlPlane.VIP
-		c.CertSANs = controlPlaneSANs(env)
-	}
-	return c, nil
+	return d.buildClusterInput(ctx, env, in, true)
 }
 
 // hasResource reports whether the state records a resource under key.

@@ -151,3 +151,36 @@ func firstLine(s string) string {
 	}
 	return s
 }
+
+// recordedConfigs returns, per node, its config rendered from today's
+// inputs with the patches it runs (the spec's when they did not change).
+func (r *upgradeRun) recordedConfigs(ctx context.Context, rendered map[string]talos.Rendered) (func(nodeAddr) []byte, error) {
+	nodes, rec, _, err := patchedNodes(r.env)
+	if err != nil {
+		return nil, err
+	}
+	own := map[string][]byte{}
+	if len(nodes) > 0 {
+		b, err := bundle(r.env)
+		if err != nil {
+			return nil, err
+		}
+		c, err := r.s.d.clusterInput(ctx, r.env)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range nodes {
+			out, err := r.s.d.renderGroup(b, c, r.env, n.Pool, rec.Nodes[n.Name])
+			if err != nil {
+				return nil, fmt.Errorf("node %s: render its config with the patches it runs: %w", n.Name, err)
+			}
+			own[n.Name] = out.Config
+		}
+	}
+	return func(n nodeAddr) []byte {
+		if cfg, ok := own[n.node.Name]; ok {
+			return cfg
+		}
+		return rendered[n.node.Pool].Config
+	}, nil
+}

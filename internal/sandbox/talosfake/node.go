@@ -107,7 +107,7 @@ type Node struct {
 	cancel   context.CancelFunc
 	rebootCh chan rebootRequest
 	// boots counts the node's boots (guarded by cluster.mu).
-	boots int
+	boots    int
 	ready    chan struct{}
 	stopOnce sync.Once
 	done     chan struct{}
