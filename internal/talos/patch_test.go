@@ -190,3 +190,22 @@ func TestDiffConfigsNamesChangedPaths(t *testing.T) {
 		}
 	}
 }
+
+func TestDiffConfigsRedactsPatchSecrets(t *testing.T) {
+	g := workerGroup()
+	base, _ := render(t, testBundle(t), testCluster(), g)
+
+	g.Patches = []Patch{{Name: "talos.patches[0]", Data: []byte("machine: {registries: {config: {ghcr.io: {auth: {username: bot, password: s3cr3t-registry-pass}}}}}\n")}}
+	next, _ := render(t, testBundle(t), testCluster(), g)
+
+	changes, err := DiffConfigs(base.Config, next.Config)
+	if err != nil || len(changes) == 0 {
+		t.Fatalf("changes = %+v, %v", changes, err)
+	}
+
+	for _, c := range changes {
+		if strings.Contains(c.Path+c.Old+c.New, "s3cr3t-registry-pass") {
+			t.Errorf("the registry password leaked into %+v", c)
+		}
+	}
+}
