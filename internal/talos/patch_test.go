@@ -79,7 +79,7 @@ func TestRenderBadPatchNamesIt(t *testing.T) {
 	}{
 		"unknown key":        {"machine: {nosuchkey: 1}\n", "not a Talos machine-config patch"},
 		"json op fails":      {"- op: remove\n  path: /machine/nosuch\n", "JSON 6902"},
-		"fails validation":   {"machine: {nodeTaints: {a: b:Wrong}}\n", "fails Talos validation after the patches"},
+		"fails validation":   {"machine: {nodeTaints: {a: b:Wrong}}\n", "fails Talos validation after the patch controlPlane.patches[1]"},
 		"not a patch at all": {"just a string\n", "not a Talos machine-config patch"},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -207,5 +207,19 @@ func TestDiffConfigsRedactsPatchSecrets(t *testing.T) {
 		if strings.Contains(c.Path+c.Old+c.New, "s3cr3t-registry-pass") {
 			t.Errorf("the registry password leaked into %+v", c)
 		}
+	}
+}
+
+func TestValidationFailureNamesTheCulprit(t *testing.T) {
+	g := controlPlaneGroup()
+	g.Patches = []Patch{
+		{Name: "talos.patches[0]", Data: []byte("machine: {time: {servers: [time.cloudflare.com]}}\n")},
+		{Name: "controlPlane.patches[0] (@patches/cp.yaml)", Data: []byte("machine: {nodeTaints: {a: b:Wrong}}\n")},
+		{Name: "controlPlane.patches[1]", Data: []byte("machine: {sysctls: {a.b: \"1\"}}\n")},
+	}
+
+	_, err := Render(testBundle(t), testCluster(), g)
+	if err == nil || !strings.Contains(err.Error(), "after the patch controlPlane.patches[0] (@patches/cp.yaml):") {
+		t.Fatalf("error = %v, want it to name controlPlane.patches[0] (@patches/cp.yaml) alone", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/siderolabs/talos/pkg/machinery/config"
 	"github.com/siderolabs/talos/pkg/machinery/config/container"
 	"github.com/siderolabs/talos/pkg/machinery/config/encoder"
 	"github.com/siderolabs/talos/pkg/machinery/config/generate"
@@ -41,7 +42,7 @@ func Render(bundle *secrets.Bundle, c Cluster, g NodeGroup) (Rendered, error) {
 	warnings, err := validate(cfg)
 	if err != nil {
 		if len(g.Patches) > 0 {
-			return Rendered{}, fmt.Errorf("pool %q: the %s config fails Talos validation after the patches %s: %w; fix the patch that sets it", g.Pool, g.Role, patchNames(g.Patches), err)
+			return Rendered{}, fmt.Errorf("pool %q: the %s config fails Talos validation after the patch %s: %w; fix that patch", g.Pool, g.Role, firstInvalid(base, g.Patches), err)
 		}
 
 		return Rendered{}, fmt.Errorf("pool %q: the %s config fails Talos validation: %w", g.Pool, g.Role, err)
@@ -62,6 +63,27 @@ func Render(bundle *secrets.Bundle, c Cluster, g NodeGroup) (Rendered, error) {
 	}
 
 	return Rendered{Role: g.Role, Pool: g.Pool, Config: data, Size: len(data), Warnings: warnings, PatchWarnings: patchWarnings}, nil
+}
+
+// firstInvalid names the first patch after which the config no longer
+// validates (the config before the patches does).
+func firstInvalid(base config.Provider, patches []Patch) string {
+	cfg := base
+
+	for _, p := range patches {
+		next, err := applyPatch(cfg, p)
+		if err != nil {
+			return p.Name
+		}
+
+		if _, err := validate(next); err != nil {
+			return p.Name
+		}
+
+		cfg = next
+	}
+
+	return patchNames(patches)
 }
 
 // patchNames lists the patches' names for a message.
