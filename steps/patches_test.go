@@ -269,6 +269,24 @@ func TestDay2PatchChange(t *testing.T) {
 			t.Errorf("node %s booted %d times, want %d", name, n, want)
 		}
 	}
+
+	// A control plane's reboot-needing change goes through the etcd gate too.
+	w.reload(t, patchSpec(t, `[{machine: {env: {GODEBUG: "netdns=go"}}}]`, `[{machine: {sysctls: {net.core.somaxconn: "32768"}, env: {HTTPS_PROXY: "http://proxy.example:3128"}}}]`, nil))
+	for name, it := range w.upgradePlan(t) {
+		if (it.Action == engine.ActionUpdate) != (name == "patched-cp-1") {
+			t.Errorf("node %s plans %s %v; only the control plane changes", name, it.Action, it.Changes)
+		}
+	}
+	events = nil
+	if _, err := w.apply(t, ctx, func(ev engine.Event) { events = append(events, ev) }); err != nil {
+		t.Fatal(err)
+	}
+	if !hasNodeEvent(events, "node/patched-cp-1", "machine config staged, rebooted, Ready") {
+		t.Errorf("no staged+reboot event for the control plane")
+	}
+	if got := w.boots(t)["patched-cp-1"]; got != after["patched-cp-1"]+1 {
+		t.Errorf("control plane booted %d times, want %d", got, after["patched-cp-1"]+1)
+	}
 }
 
 func hasNodeEvent(events []engine.Event, resource, msg string) bool {
