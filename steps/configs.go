@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -28,6 +29,9 @@ type Configs struct {
 
 	mu    sync.Mutex
 	cache map[string]map[string]talos.Rendered // spec hash/state dir -> configs
+
+	// recMu serialises updates of the applied-patches record.
+	recMu sync.Mutex
 }
 
 // Name implements engine.Step.
@@ -65,8 +69,19 @@ func (s *Configs) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error
 			p.Notes = append(p.Notes, "apply will fail: "+err.Error())
 		}
 	}
-	for _, g := range groups(env.Spec) {
-		p.Items = append(p.Items, engine.PlanItem{Action: engine.ActionRender, Kind: "machine-config", Name: g.Pool, Detail: g.Role})
+	gs, err := groups(env.Spec)
+	if err != nil {
+		return engine.Plan{}, err
+	}
+	for _, g := range gs {
+		detail := g.Role
+		if len(g.Patches) > 0 {
+			detail += fmt.Sprintf(", %d patch(es)", len(g.Patches))
+		}
+		p.Items = append(p.Items, engine.PlanItem{Action: engine.ActionRender, Kind: "machine-config", Name: g.Pool, Detail: detail})
+	}
+	if err := s.planPatches(ctx, env, &p); err != nil {
+		return engine.Plan{}, err
 	}
 	return p, nil
 }
@@ -87,7 +102,7 @@ func (s *Configs) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) 
 		data.Sizes[pool] = r.Size
 		emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionCreate, Resource: "config/" + pool,
 			Message: fmt.Sprintf("%s config validated, %.1f KB of the 32 KB user_data limit", r.Role, float64(r.Size)/1024)})
-		for _, w := range r.Warnings {
+		for _, w := range append(slices.Clone(r.Warnings), r.PatchWarnings...) {
 			emit(engine.Event{Kind: engine.KindWarning, Resource: "config/" + pool, Message: w})
 		}
 	}
@@ -136,14 +151,24 @@ func (s *Configs) ensureSecrets(ctx context.Context, env *engine.Env, emit engin
 	return created, nil
 }
 
-// groups lists the node groups: the control plane, then each pool.
-func groups(sp *spec.Spec) []talos.NodeGroup {
+// groups lists the node groups: the control plane, then each pool, each
+// with its patches (talos.patches, then the group's).
+func groups(sp *spec.Spec) ([]talos.NodeGroup, error) {
 	out := []talos.NodeGroup{{Role: talos.RoleControlPlane, Pool: spec.RoleControlPlane}}
 	for _, p := range sp.Pools {
 		out = append(out, talos.NodeGroup{Role: talos.RoleWorker, Pool: p.Name, Labels: p.Labels, Taints: p.Taints,
 			VolumeSizeGB: p.VolumeSize, Storage: p.Storage, LoadBalancer: p.InLoadBalancer()})
 	}
-	return out
+	for i := range out {
+		ps, err := sp.PatchesFor(out[i].Pool)
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range ps {
+			out[i].Patches = append(out[i].Patches, talos.Patch{Name: p.Name, Data: p.Data})
+		}
+	}
+	return out, nil
 }
 
 // bundle decrypts the cluster's Talos secrets.
@@ -166,29 +191,50 @@ func (d *Deps) clusterInput(ctx context.Context, env *engine.Env) (talos.Cluster
 	if err != nil {
 		return talos.Cluster{}, err
 	}
-	c := talos.Cluster{
-		Name: sp.Name, TalosVersion: sp.Talos.Version, KubernetesVersion: sp.Kubernetes.Version,
-		PodCIDR: sp.Network.Pods, ServiceCIDR: sp.Network.Services, NodeCIDR: sp.Network.CIDR,
-		VIP: sp.ControlPlane.VIP, VIPLink: vipLink(sp), PublicIPv4: sp.PublicNetwork.IPv4 || sp.PublicNetwork.IPv6,
-		HCloudToken: strings.TrimSpace(tok.Reveal()), DiskPassphrase: string(disk),
-		ScheduleOnControlPlanes: !hasWorkers(sp),
-	}
-	if sp.Addons.Backup.On() {
-		c.TalosAPIAccessNamespaces = []string{spec.BackupNamespace}
-	}
+	in := clusterSecrets{token: strings.TrimSpace(tok.Reveal()), disk: string(disk)}
 	if r := sp.Secrets.TailscaleAuthKey; r != nil {
 		ts, err := d.Secret(ctx, "secrets.tailscaleAuthKey", *r)
 		if err != nil {
 			return talos.Cluster{}, err
 		}
-		c.TailscaleAuthKey = strings.TrimSpace(ts.Reveal())
+		in.tailscale = strings.TrimSpace(ts.Reveal())
+	}
+	return d.buildClusterInput(ctx, env, in, false)
+}
+
+// clusterSecrets are the secret values a machine config carries.
+type clusterSecrets struct {
+	token, disk, tailscale string
+}
+
+// buildClusterInput is the cluster input from the spec, the state and
+// the secret values. lbOptional renders, before the API load balancer
+// exists, with a stand-in address (plan time).
+func (d *Deps) buildClusterInput(ctx context.Context, env *engine.Env, in clusterSecrets, lbOptional bool) (talos.Cluster, error) {
+	sp := env.Spec
+	c := talos.Cluster{
+		Name: sp.Name, TalosVersion: sp.Talos.Version, KubernetesVersion: sp.Kubernetes.Version,
+		PodCIDR: sp.Network.Pods, ServiceCIDR: sp.Network.Services, NodeCIDR: sp.Network.CIDR,
+		VIP: sp.ControlPlane.VIP, VIPLink: vipLink(sp), PublicIPv4: sp.PublicNetwork.IPv4 || sp.PublicNetwork.IPv6,
+		HCloudToken: in.token, DiskPassphrase: in.disk,
+		ScheduleOnControlPlanes: !hasWorkers(sp),
+	}
+	if sp.Addons.Backup.On() {
+		c.TalosAPIAccessNamespaces = []string{spec.BackupNamespace}
+	}
+	if sp.Secrets.TailscaleAuthKey != nil {
+		c.TailscaleAuthKey = in.tailscale
 		c.TailscaleRoutes = []string{sp.Network.CIDR}
 	}
 	if sp.Endpoint.Mode == spec.EndpointLoadBalancer {
 		c.VIP = ""
-		ip, err := d.apiLBAddress(ctx, env)
-		if err != nil {
-			return talos.Cluster{}, err
+		ip := planLBAddress
+		if key, _, _ := apiLB(sp, ""); !lbOptional || hasResource(env, key) {
+			got, err := d.apiLBAddress(ctx, env)
+			if err != nil {
+				return talos.Cluster{}, err
+			}
+			ip = got
 		}
 		c.Endpoint = ip
 		c.CertSANs = []string{ip}
@@ -255,12 +301,21 @@ func (d *Deps) render(ctx context.Context, env *engine.Env) (map[string]talos.Re
 	if err != nil {
 		return nil, err
 	}
+	return d.renderWith(b, c, env)
+}
+
+// renderWith renders every group's config from a bundle and cluster input.
+func (d *Deps) renderWith(b *secrets.Bundle, c talos.Cluster, env *engine.Env) (map[string]talos.Rendered, error) {
 	_, ids, err := imageNeeds(env.Spec)
 	if err != nil {
 		return nil, err
 	}
+	gs, err := groups(env.Spec)
+	if err != nil {
+		return nil, err
+	}
 	out := map[string]talos.Rendered{}
-	for _, g := range groups(env.Spec) {
+	for _, g := range gs {
 		name, _ := env.Spec.SchematicFor(g.Pool)
 		g.Installer = d.installer(ids[name], env.Spec.Talos.Version)
 		r, err := talos.Render(b, c, g)

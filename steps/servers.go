@@ -191,6 +191,11 @@ func (s *Servers) create(ctx context.Context, c *hcloud.Client, env *engine.Env,
 		opts.Volumes = []*hcloud.Volume{vol}
 		opts.Automount = hcloud.Ptr(false)
 	}
+	// Recorded first: a server created by a run killed right after it
+	// still runs these patches.
+	if err := s.recordPatches(env, n); err != nil {
+		return nil, nil, err
+	}
 	r, _, err := c.Server.Create(ctx, opts)
 	if err != nil {
 		if hcloud.IsError(err, hcloud.ErrorCodeResourceUnavailable) {
@@ -205,6 +210,15 @@ func (s *Servers) create(ctx context.Context, c *hcloud.Client, env *engine.Env,
 	}
 	acts = append(acts, r.NextActions...)
 	return r.Server, acts, nil
+}
+
+// recordPatches records the patches of the config a new server boots.
+func (s *Servers) recordPatches(env *engine.Env, n spec.Node) error {
+	ps, err := groupPatches(env.Spec)
+	if err != nil {
+		return err
+	}
+	return s.configs.recordApplied(env, n.Name, ps[n.Pool])
 }
 
 func (s *Servers) volume(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit, n spec.Node, size int) (*hcloud.Volume, *hcloud.Action, error) {

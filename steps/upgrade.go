@@ -3,6 +3,7 @@ package steps
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -116,6 +117,10 @@ func (s *Upgrade) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error
 	if _, err := env.State.GetData(dataUpgrade, &data); err != nil {
 		return engine.Plan{}, err
 	}
+	cfgChanges, err := s.d.configPlan(ctx, env)
+	if err != nil {
+		return engine.Plan{}, err
+	}
 	p := engine.Plan{Notes: []string{
 		"control planes are upgraded one at a time, each back at the new version, Ready and in a healthy etcd before the next; then workers in batches of " + fmt.Sprint(env.Spec.Upgrade.Batch()),
 	}}
@@ -123,7 +128,8 @@ func (s *Upgrade) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error
 		w := want[n.Name]
 		rec, ok := data.Nodes[n.Name]
 		if !ok {
-			p.Items = append(p.Items, engine.PlanItem{Action: engine.ActionReuse, Kind: "node", Name: n.Name, Detail: "versions are read from the node at apply"})
+			it := engine.PlanItem{Action: engine.ActionReuse, Kind: "node", Name: n.Name, Detail: "versions are read from the node at apply"}
+			p.Items = append(p.Items, withConfigChanges(it, cfgChanges[n.Name]))
 			continue
 		}
 		if err := checkTalosPath(rec.Talos, w.Talos); err != nil {
@@ -149,7 +155,7 @@ func (s *Upgrade) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error
 		if rec.Pending != "" {
 			it.Detail += "; interrupted during " + rec.Pending + ", resumed"
 		}
-		p.Items = append(p.Items, it)
+		p.Items = append(p.Items, withConfigChanges(it, cfgChanges[n.Name]))
 	}
 	return p, nil
 }
@@ -206,7 +212,24 @@ func (s *Upgrade) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) 
 	if err := r.talos(ctx); err != nil {
 		return err
 	}
-	return r.kubernetes(ctx)
+	if err := r.kubernetes(ctx); err != nil {
+		return err
+	}
+	return r.configs(ctx)
+}
+
+// withConfigChanges marks a node's plan item as a config update.
+func withConfigChanges(it engine.PlanItem, changes []engine.Change) engine.PlanItem {
+	if len(changes) == 0 {
+		return it
+	}
+	if it.Action != engine.ActionUpdate {
+		it.Detail = ""
+	}
+	it.Action = engine.ActionUpdate
+	it.Changes = append(it.Changes, changes...)
+	it.Detail = strings.TrimPrefix(it.Detail+"; machine-config patches applied live where Talos can, else staged and rebooted", "; ")
+	return it
 }
 
 // connect opens a Talos API client per node and reads what it runs.

@@ -149,8 +149,14 @@ func (r *upgradeRun) kubernetes(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Nodes whose patches changed keep the patches they run: the configs
+	// phase after this one applies the new ones, live or with a reboot.
+	current, err := r.recordedConfigs(ctx, rendered)
+	if err != nil {
+		return err
+	}
 	for _, n := range needCP {
-		cfg := rendered[n.node.Pool].Config
+		cfg := current(n)
 		if kv := kubelets[n.node.Name]; kv != "" && kv != want {
 			if cfg, err = withKubeletImage(cfg, kv); err != nil {
 				return err
@@ -163,7 +169,7 @@ func (r *upgradeRun) kubernetes(ctx context.Context) error {
 		}
 	}
 	for _, n := range needKubelet {
-		if err := r.kubeNode(ctx, n, "kubelet", rendered[n.node.Pool].Config, want, func(ctx context.Context) (bool, string, error) {
+		if err := r.kubeNode(ctx, n, "kubelet", current(n), want, func(ctx context.Context) (bool, string, error) {
 			ready, kv, err := r.nodeReady(ctx, n.node.Name)
 			return ready && kv == want, fmt.Sprintf("kubelet %s, Ready %v", kv, ready), err
 		}, func(v *nodeVersions) { v.Kubelet = want }); err != nil {

@@ -143,6 +143,9 @@ func writeConfigs(cmd *cobra.Command, rt *runtime, out string, redact bool) erro
 			return err
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %s, %d bytes\n", privatefile.Describe(p, target), rendered[n].Role, len(data))
+		for _, w := range rendered[n].PatchWarnings {
+			fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: %s\n", n, w)
+		}
 	}
 	return writeAddonManifests(cmd, rt, out, redact)
 }

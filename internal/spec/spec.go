@@ -7,8 +7,10 @@ package spec
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -41,6 +43,9 @@ type Spec struct {
 // Talos selects the Talos Linux release.
 type Talos struct {
 	Version string `yaml:"version"`
+	// Patches are machine-config patches of every node, applied after
+	// ohmytalos's own documents and before the group's (see Patch).
+	Patches []Patch `yaml:"patches,omitempty"`
 }
 
 // Kubernetes selects the Kubernetes release (without a leading "v").
@@ -67,6 +72,9 @@ type ControlPlane struct {
 	Location   string `yaml:"location,omitempty"`
 	VIP        string `yaml:"vip,omitempty"`
 	VIPLink    string `yaml:"vipLink,omitempty"`
+	// Patches are machine-config patches of the control planes, applied
+	// after talos.patches.
+	Patches []Patch `yaml:"patches,omitempty"`
 }
 
 // Pool is a group of worker nodes sharing a server type, subnet and config.
@@ -83,6 +91,9 @@ type Pool struct {
 	Storage      bool              `yaml:"storage,omitempty"`
 	Schematic    string            `yaml:"schematic,omitempty"`
 	KeepVolumes  bool              `yaml:"keepVolumes,omitempty"` // keep a removed server's volume (see docs/spec.md)
+	// Patches are machine-config patches of the pool's nodes, applied
+	// after talos.patches.
+	Patches []Patch `yaml:"patches,omitempty"`
 }
 
 // InLoadBalancer reports whether the pool's nodes are ingress LB targets.
@@ -160,8 +171,13 @@ func Load(path string) (*Spec, error) {
 		return nil, fmt.Errorf("read spec file: %w", err)
 	}
 	s, err := Parse(data)
-	if err != nil {
+	var ps Problems
+	if err != nil && !errors.As(err, &ps) {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	ps = append(ps, s.LoadPatchFiles(filepath.Dir(path))...)
+	if len(ps) > 0 {
+		return nil, fmt.Errorf("%s: %w", path, ps)
 	}
 	return s, nil
 }
@@ -214,6 +230,6 @@ func (s *Spec) Hash() string {
 	if err != nil {
 		return ""
 	}
-	sum := sha256.Sum256(b)
+	sum := sha256.Sum256(append(b, s.patchFileData()...))
 	return hex.EncodeToString(sum[:8])
 }

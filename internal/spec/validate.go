@@ -52,6 +52,7 @@ func (s *Spec) Validate() Problems {
 		return ps.bounded()
 	}
 	s.validatePools(add)
+	s.validatePatches(add)
 	if !ps.Has("network.cidr") && !ps.Has("network.pods") && !ps.Has("network.services") && !ps.Has("controlPlane.subnet") && !ps.Has("controlPlane.vip") {
 		for _, p := range s.layoutProblems() {
 			if !ps.Has(p.Field) {

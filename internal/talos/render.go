@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net/netip"
 	"slices"
+	"strings"
 
+	"github.com/siderolabs/talos/pkg/machinery/config"
 	"github.com/siderolabs/talos/pkg/machinery/config/container"
 	"github.com/siderolabs/talos/pkg/machinery/config/encoder"
 	"github.com/siderolabs/talos/pkg/machinery/config/generate"
@@ -25,13 +27,24 @@ var ErrConfigTooLarge = errors.New("over Hetzner's user_data limit")
 // validated by Talos in cloud mode and encoded without comments. It fails
 // when the config exceeds UserDataLimit.
 func Render(bundle *secrets.Bundle, c Cluster, g NodeGroup) (Rendered, error) {
-	cfg, err := build(bundle, c, g)
+	base, err := build(bundle, c, g)
 	if err != nil {
 		return Rendered{}, err
 	}
 
+	// The operator's patches go on top of ohmytalos's own documents, in
+	// the order given (talos.patches, then the group's).
+	cfg, patchWarnings, err := applyPatches(base, g.Patches)
+	if err != nil {
+		return Rendered{}, fmt.Errorf("pool %q: the %s config: %w", g.Pool, g.Role, err)
+	}
+
 	warnings, err := validate(cfg)
 	if err != nil {
+		if len(g.Patches) > 0 {
+			return Rendered{}, fmt.Errorf("pool %q: the %s config fails Talos validation after the patch %s: %w; fix that patch", g.Pool, g.Role, firstInvalid(base, g.Patches), err)
+		}
+
 		return Rendered{}, fmt.Errorf("pool %q: the %s config fails Talos validation: %w", g.Pool, g.Role, err)
 	}
 
@@ -41,10 +54,46 @@ func Render(bundle *secrets.Bundle, c Cluster, g NodeGroup) (Rendered, error) {
 	}
 
 	if len(data) > UserDataLimit {
-		return Rendered{}, fmt.Errorf("pool %q: the %s config is %d bytes: %w of %d bytes; shorten or remove pool labels, taints or cert SANs", g.Pool, g.Role, len(data), ErrConfigTooLarge, UserDataLimit)
+		fix := "shorten or remove pool labels, taints or cert SANs"
+		if len(g.Patches) > 0 {
+			fix = "shorten the patches " + patchNames(g.Patches) + ", or pool labels, taints or cert SANs"
+		}
+
+		return Rendered{}, fmt.Errorf("pool %q: the %s config is %d bytes: %w of %d bytes; %s", g.Pool, g.Role, len(data), ErrConfigTooLarge, UserDataLimit, fix)
 	}
 
-	return Rendered{Role: g.Role, Pool: g.Pool, Config: data, Size: len(data), Warnings: warnings}, nil
+	return Rendered{Role: g.Role, Pool: g.Pool, Config: data, Size: len(data), Warnings: warnings, PatchWarnings: patchWarnings}, nil
+}
+
+// firstInvalid names the first patch after which the config no longer
+// validates (the config before the patches does).
+func firstInvalid(base config.Provider, patches []Patch) string {
+	cfg := base
+
+	for _, p := range patches {
+		next, err := applyPatch(cfg, p)
+		if err != nil {
+			return p.Name
+		}
+
+		if _, err := validate(next); err != nil {
+			return p.Name
+		}
+
+		cfg = next
+	}
+
+	return patchNames(patches)
+}
+
+// patchNames lists the patches' names for a message.
+func patchNames(ps []Patch) string {
+	names := make([]string, 0, len(ps))
+	for _, p := range ps {
+		names = append(names, p.Name)
+	}
+
+	return strings.Join(names, ", ")
 }
 
 // build generates and adapts the documents of group g.

@@ -84,6 +84,9 @@ type NodeGroup struct {
 	Storage bool
 	// LoadBalancer marks a pool attached to the public load balancer.
 	LoadBalancer bool
+	// Patches are the operator's machine-config patches, applied in order
+	// after ohmytalos's own documents.
+	Patches []Patch
 }
 
 // Rendered is one group's machine config.
@@ -96,6 +99,9 @@ type Rendered struct {
 	Size int
 	// Warnings are the non-fatal findings of Talos' validation.
 	Warnings []string
+	// PatchWarnings name the patches that change a setting ohmytalos
+	// depends on, and the setting.
+	PatchWarnings []string
 }
 
 // normalized holds a Cluster after defaults and checks.

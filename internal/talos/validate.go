@@ -4,7 +4,7 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/siderolabs/talos/pkg/machinery/config/container"
+	"github.com/siderolabs/talos/pkg/machinery/config"
 )
 
 // ValidationError lists the problems Talos' own validation found in a
@@ -31,7 +31,7 @@ func (cloudMode) InContainer() bool     { return false }
 
 // validate runs Talos' validation of the whole document set and flattens
 // its nested multi-errors into a ValidationError.
-func validate(cfg *container.Container) ([]string, error) {
+func validate(cfg config.Provider) ([]string, error) {
 	warnings, err := cfg.Validate(cloudMode{})
 	if err != nil {
 		return warnings, &ValidationError{Problems: flatten(err, "")}

@@ -2,8 +2,13 @@ package talosfake
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"slices"
+	"reflect"
+	"strings"
+
+	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
+	"github.com/siderolabs/talos/pkg/machinery/config/types/v1alpha1"
 
 	"github.com/siderolabs/talos/pkg/machinery/api/machine"
 	"google.golang.org/grpc/codes"
@@ -26,6 +31,13 @@ func (s *machineService) ApplyConfiguration(ctx context.Context, in *machine.App
 
 	next, err := parseNodeConfig(in.GetData())
 	if err != nil {
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+
+	// machined validates before anything else (cfgProvider.Validate with
+	// the platform's mode, installed: RequiresInstall false) and answers
+	// InvalidArgument (v1alpha1_server.go, ApplyConfiguration).
+	if err := validateConfig(in.GetData()); err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
 
@@ -89,23 +101,135 @@ func (s *machineService) ApplyConfiguration(ctx context.Context, in *machine.App
 		c.reconcileLocked(c.clusters[next.clusterID])
 	}
 
+	s.node.publishConfigLocked()
+
 	return &machine.ApplyConfigurationResponse{Messages: []*machine.ApplyConfiguration{{
 		Mode:        mode,
 		ModeDetails: details,
 	}}}, nil
 }
 
-// canApplyImmediate approximates machined's CanApplyImmediate: identity and
-// trust (machine type, cluster, CAs) need a reboot, the rest applies live.
+// canApplyImmediate is machined's CanApplyImmediate of Talos v1.13.9
+// (internal/app/machined/pkg/runtime/v1alpha1/v1alpha1_runtime.go): only
+// the v1alpha1 document is compared (every other document applies live),
+// and within it everything may change live except what its list leaves
+// out: .debug, .cluster and the machine fields copied in immediateFields
+// apply without a reboot; any other change (machine.type, machine.env,
+// machine.files, machine.disks, the other machine.features, ...) needs one.
+// Talos v1.14 dropped the check (commit 995bc30d5, "drop apply config
+// method reboot"); the sandbox speaks 1.13.
 func canApplyImmediate(cur, next *nodeConfig) error {
-	switch {
-	case cur.machineType != next.machineType:
-		return fmt.Errorf("machine type change from %s to %s requires a reboot", cur.machineType, next.machineType)
-	case cur.clusterID != next.clusterID:
-		return fmt.Errorf("cluster ID change requires a reboot")
-	case !slices.Equal(cur.osCA.Crt, next.osCA.Crt):
-		return fmt.Errorf("machine CA change requires a reboot")
+	if cur.maintenance {
+		return nil
+	}
+
+	curP, err := configloader.NewFromBytes(cur.raw)
+	if err != nil {
+		return fmt.Errorf("no current config: %w", err)
+	}
+
+	nextP, err := configloader.NewFromBytes(next.raw)
+	if err != nil {
+		return fmt.Errorf("new config: %w", err)
+	}
+
+	current, proposed := curP.RawV1Alpha1(), nextP.RawV1Alpha1()
+	if current == nil {
+		return errors.New("current config is not v1alpha1")
+	}
+
+	if proposed == nil {
+		return errors.New("new config is not v1alpha1")
+	}
+
+	proposed = proposed.DeepCopy()
+	proposed.ConfigDebug = current.ConfigDebug
+	proposed.ClusterConfig = current.ClusterConfig
+
+	if proposed.MachineConfig != nil && current.MachineConfig != nil {
+		immediateFields(proposed.MachineConfig, current.MachineConfig)
+	}
+
+	if !reflect.DeepEqual(current, proposed) {
+		// machined appends configdiff's text diff; the changed keys say the same.
+		return fmt.Errorf("this config change can't be applied in immediate mode\nchanged: %s", strings.Join(changedKeys(current, proposed), ", "))
 	}
 
 	return nil
+}
+
+// changedKeys names the v1alpha1 keys (machine.KEY, or the top-level key)
+// whose values differ.
+func changedKeys(a, b *v1alpha1.Config) []string {
+	var out []string
+
+	if a.MachineConfig != nil && b.MachineConfig != nil {
+		va, vb := reflect.ValueOf(a.MachineConfig).Elem(), reflect.ValueOf(b.MachineConfig).Elem()
+		for i := range va.NumField() {
+			if !reflect.DeepEqual(va.Field(i).Interface(), vb.Field(i).Interface()) {
+				out = append(out, "machine."+strings.Split(va.Type().Field(i).Tag.Get("yaml"), ",")[0])
+			}
+		}
+	}
+
+	a2, b2 := *a, *b
+	a2.MachineConfig, b2.MachineConfig = nil, nil
+
+	if len(out) == 0 || !reflect.DeepEqual(a2, b2) {
+		out = append(out, "the v1alpha1 document")
+	}
+
+	return out
+}
+
+// immediateFields copies into next the machine fields Talos v1.13.9
+// applies without a reboot.
+func immediateFields(next, cur *v1alpha1.MachineConfig) {
+	next.MachineCA = cur.MachineCA
+	next.MachineAcceptedCAs = cur.MachineAcceptedCAs
+	next.MachineTime = cur.MachineTime //nolint:staticcheck // as machined
+	next.MachineCertSANs = cur.MachineCertSANs
+	next.MachineInstall = cur.MachineInstall
+	next.MachineNetwork = cur.MachineNetwork //nolint:staticcheck // as machined
+	next.MachineSysfs = cur.MachineSysfs
+	next.MachineSysctls = cur.MachineSysctls
+	next.MachineLogging = cur.MachineLogging
+	next.MachineControlPlane = cur.MachineControlPlane
+	next.MachineKubelet = cur.MachineKubelet
+	next.MachineKernel = cur.MachineKernel
+	next.MachineRegistries = cur.MachineRegistries //nolint:staticcheck // as machined
+	next.MachinePods = cur.MachinePods
+	next.MachineSeccompProfiles = cur.MachineSeccompProfiles
+	next.MachineNodeAnnotations = cur.MachineNodeAnnotations
+	next.MachineNodeLabels = cur.MachineNodeLabels
+	next.MachineNodeTaints = cur.MachineNodeTaints
+
+	if next.MachineFeatures != nil && cur.MachineFeatures != nil {
+		next.MachineFeatures.KubernetesTalosAPIAccessConfig = cur.MachineFeatures.KubernetesTalosAPIAccessConfig
+		next.MachineFeatures.KubePrismSupport = cur.MachineFeatures.KubePrismSupport
+		next.MachineFeatures.HostDNSSupport = cur.MachineFeatures.HostDNSSupport
+		next.MachineFeatures.ImageCacheSupport = cur.MachineFeatures.ImageCacheSupport
+		next.MachineFeatures.FeatureNodeAddressSortAlgorithm = cur.MachineFeatures.FeatureNodeAddressSortAlgorithm
+	}
+}
+
+// installedCloud is machined's validation mode on an installed cloud
+// node: the platform's cloud mode wrapped in modeWrapper with installed
+// true, so RequiresInstall is false.
+type installedCloud struct{}
+
+func (installedCloud) String() string        { return "cloud" }
+func (installedCloud) RequiresInstall() bool { return false }
+func (installedCloud) InContainer() bool     { return false }
+
+// validateConfig runs machinery's validation of the whole document set.
+func validateConfig(raw []byte) error {
+	p, err := configloader.NewFromBytes(raw)
+	if err != nil {
+		return err //nolint:wrapcheck // answered as is, as machined does
+	}
+
+	_, err = p.Validate(installedCloud{})
+
+	return err //nolint:wrapcheck // answered as is, as machined does
 }

@@ -66,6 +66,7 @@ func (s *maintenanceService) ApplyConfiguration(_ context.Context, in *machine.A
 
 	c.mu.Lock()
 	c.persisted[n.opts.ServerID] = cfg.raw
+	n.publishConfigLocked()
 	c.mu.Unlock()
 
 	go func() {

@@ -109,6 +109,8 @@ type Node struct {
 	ctx      context.Context //nolint:containedctx // lifetime of the node, cancelled by Stop
 	cancel   context.CancelFunc
 	rebootCh chan rebootRequest
+	// boots counts the node's boots (guarded by cluster.mu).
+	boots    int
 	ready    chan struct{}
 	stopOnce sync.Once
 	done     chan struct{}
@@ -166,6 +168,14 @@ func newNode(c *Cluster, o NodeOptions, cfg *nodeConfig) (*Node, error) {
 	}
 
 	return n, nil
+}
+
+// Boots is how many times the node booted: 1 until its first reboot.
+func (n *Node) Boots() int {
+	n.cluster.mu.Lock()
+	defer n.cluster.mu.Unlock()
+
+	return n.boots
 }
 
 // Name is the hostname.
@@ -260,7 +270,7 @@ func (n *Node) newServer(maintenance bool) *grpc.Server {
 	if maintenance {
 		srv := grpc.NewServer(grpc.Creds(credentials.NewTLS(n.maintenanceTLS())))
 		machine.RegisterMachineServiceServer(srv, &maintenanceService{node: n})
-		cosiv1alpha1.RegisterStateServer(srv, server.NewState(state.Filter(n.res, readOnly)))
+		cosiv1alpha1.RegisterStateServer(srv, server.NewState(state.Filter(n.res, n.accessPolicy)))
 
 		return srv
 	}
@@ -301,6 +311,7 @@ func (n *Node) run(lis net.Listener) {
 		n.cluster.mu.Lock()
 		maintenance := n.cfg.maintenance
 		n.down = false
+		n.boots++
 		n.servicesAt = time.Now().Add(n.servicesDelay())
 		n.cluster.reconcileLocked(n.cluster.clusters[n.cfg.clusterID])
 		n.cluster.mu.Unlock()
@@ -342,6 +353,7 @@ func (n *Node) run(lis net.Listener) {
 
 			n.loadBootConfigLocked()
 			n.loadInstalledLocked()
+			n.publishConfigLocked()
 
 			n.cluster.reconcileAllLocked()
 			n.cluster.mu.Unlock()

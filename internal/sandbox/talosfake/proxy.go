@@ -29,7 +29,7 @@ func newStateServer(n *Node) cosiv1alpha1.StateServer {
 }
 
 func localState(n *Node) cosiv1alpha1.StateServer {
-	return server.NewState(state.Filter(n.res, readOnly))
+	return server.NewState(state.Filter(n.res, n.accessPolicy))
 }
 
 func (r *routedState) target(ctx context.Context) (cosiv1alpha1.StateServer, error) {

@@ -12,6 +12,7 @@ import (
 	"github.com/cosi-project/runtime/pkg/state"
 	"github.com/siderolabs/talos/pkg/machinery/extensions"
 	"github.com/siderolabs/talos/pkg/machinery/nethelpers"
+	configres "github.com/siderolabs/talos/pkg/machinery/resources/config"
 	"github.com/siderolabs/talos/pkg/machinery/resources/network"
 	"github.com/siderolabs/talos/pkg/machinery/resources/runtime"
 )
@@ -109,6 +110,7 @@ func (n *Node) populateResources(ctx context.Context) error {
 		network.HostnameStatusExtension{}.ResourceDefinition(),
 		runtime.VersionExtension{}.ResourceDefinition(),
 		runtime.ExtensionStatusExtension{}.ResourceDefinition(),
+		(&configres.MachineConfig{}).ResourceDefinition(),
 	}
 
 	for _, spec := range defs {
@@ -144,6 +146,10 @@ func (n *Node) populateResources(ctx context.Context) error {
 	if err := n.res.Create(ctx, hn); err != nil {
 		return fmt.Errorf("create hostname status: %w", err)
 	}
+
+	n.cluster.mu.Lock()
+	n.publishConfigLocked()
+	n.cluster.mu.Unlock()
 
 	return n.writeInstalled(ctx, n.opts.TalosVersion, n.opts.SchematicID)
 }
