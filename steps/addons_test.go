@@ -305,7 +305,9 @@ func TestAddonsApplyConvergeAndPrune(t *testing.T) {
 func TestAddonsTimeoutNamesWhatIsMissing(t *testing.T) {
 	api := &miniAPI{objects: map[string]map[string]any{}, nodes: 5, noCNI: true}
 	d, env := addonsWorld(t, api, spec.Default("demo"))
-	d.NodeTimeout = 300 * time.Millisecond
+	// The bound covers applying the objects too: 300 ms was spent before
+	// the wait on a loaded machine (a flake); 2 s leaves the wait its turn.
+	d.NodeTimeout = 2 * time.Second
 	err := (&Addons{d}).Apply(context.Background(), env, func(engine.Event) {})
 	if err == nil {
 		t.Fatal("apply succeeded without a CNI")
