@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/netplan"
 	"github.com/ohmytalos/ohmytalos/internal/pricing"
@@ -26,8 +28,13 @@ type common struct {
 	// fullErrors shows long errors whole (the FullError key toggles it).
 	fullErrors bool
 
-	// spec is the working copy the screens edit.
+	// spec is a read-only view of the root's working spec: a copy the root
+	// replaces after every edit, so a page that wrote it would change
+	// nothing. Pages change the spec with editSpec (a SpecEditMsg).
 	spec *spec.Spec
+	// send hands a message to the root's Update at once (synchronously, so
+	// a page reads its own edit back in the same update).
+	send func(tea.Msg)
 
 	catalog     *pricing.Catalog
 	catalogErr  error
@@ -62,6 +69,10 @@ type common struct {
 	// compute elapsed times from it instead of reading the clock.
 	now time.Time
 }
+
+// editSpec asks the root to apply edit to the working spec; when it
+// returns, c.spec is the root's new view.
+func (c *common) editSpec(edit func(*spec.Spec)) { c.send(SpecEditMsg{Edit: edit}) }
 
 // adapt turns the working spec into a netplan layout and a pricing usage.
 func (c *common) adapt() (netplan.Layout, pricing.Usage) {

@@ -109,14 +109,16 @@ func (s *imagesScreen) schematic(name string) spec.Schematic {
 }
 
 func (s *imagesScreen) setSchematic(name string, sc spec.Schematic) {
-	switch name {
-	case "controlPlane":
-		s.c.spec.Schematics.ControlPlane = sc
-	case "worker":
-		s.c.spec.Schematics.Worker = sc
-	default:
-		s.c.spec.Schematics.Extra[name] = sc
-	}
+	s.c.editSpec(func(sp *spec.Spec) {
+		switch name {
+		case "controlPlane":
+			sp.Schematics.ControlPlane = sc
+		case "worker":
+			sp.Schematics.Worker = sc
+		default:
+			sp.Schematics.Extra[name] = sc
+		}
+	})
 }
 
 // options lists what the picker offers: the factory's official extensions,
@@ -229,7 +231,6 @@ func (s *imagesScreen) toggle(name string) {
 	if s.result == "ok" {
 		s.result = ""
 	}
-	s.c.specChanged()
 }
 
 // build runs the images step alone.

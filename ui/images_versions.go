@@ -10,6 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/ohmytalos/ohmytalos/internal/factory"
+	"github.com/ohmytalos/ohmytalos/internal/spec"
 )
 
 // The Talos version picker of the images screen: the factory's releases
@@ -110,12 +111,11 @@ func (s *imagesScreen) pickVersion() tea.Cmd {
 	if v == s.c.spec.Talos.Version {
 		return nil
 	}
-	s.c.spec.Talos.Version = v
+	s.c.editSpec(func(sp *spec.Spec) { sp.Talos.Version = v })
 	s.recompute()
 	if s.result == "ok" {
 		s.result = "" // the snapshots built were for the previous release
 	}
-	s.c.specChanged()
 	s.exts, s.loadErr, s.cursor = nil, "", 0
 	s.loading = true
 	return extensionsCmd(s.c.ctx, s.c.backend, v)

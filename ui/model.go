@@ -73,7 +73,10 @@ type screen interface {
 type Model struct {
 	// overlay is a full-screen sub-program (the doctor) that gets every
 	// message until it sends doctorui.ClosedMsg.
-	overlay  tea.Model
+	overlay tea.Model
+	// spec is the working spec: only the root writes it, in response to
+	// SpecEditMsg (specedit.go); pages read the copy in c.spec.
+	spec     *spec.Spec
 	c        *common
 	screens  [numScreens]screen
 	active   screenID
@@ -105,11 +108,14 @@ func newModelOn(ctx context.Context, b Backend, o Options, r *lipgloss.Renderer)
 		ctx: ctx, backend: b, opts: o, styles: NewStyles(r, o.NoColor), keys: DefaultKeyMap(),
 		status: map[engine.StepName]engine.StepStatus{}, visited: map[screenID]bool{}, rateRemaining: -1, tickEvery: time.Second,
 	}
+	m := &Model{c: c, help: help.New()}
 	if b.Env != nil && b.Env.Spec != nil {
-		c.spec = cloneSpec(b.Env.Spec)
+		m.spec = cloneSpec(b.Env.Spec)
 	} else {
-		c.spec = spec.Default("cluster")
+		m.spec = spec.Default("cluster")
 	}
+	c.spec = cloneSpec(m.spec)
+	c.send = func(msg tea.Msg) { m.Update(msg) }
 	if b.Engine != nil && b.Env != nil && b.Env.State != nil {
 		for _, st := range b.Engine.Status(b.Env.State.Get(), "") {
 			c.status[st.Name] = st
@@ -117,10 +123,9 @@ func newModelOn(ctx context.Context, b Backend, o Options, r *lipgloss.Renderer)
 	}
 	if o.Resume {
 		// A resumed spec was read from Backend.SpecPath: the file holds it.
-		c.savedHash = c.spec.Hash()
+		c.savedHash = m.spec.Hash()
 	}
 	c.specChanged()
-	m := &Model{c: c, help: help.New()}
 	m.help.Styles = c.styles.Help
 	m.screens = [numScreens]screen{
 		newWelcome(c), newSecrets(c), newImages(c), newNetwork(c),
@@ -154,6 +159,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.KeyMsg:
 		return m, m.handleKey(msg)
+	case SpecEditMsg:
+		m.applyEdit(msg)
+		return m, nil
 	case navMsg:
 		return m, m.goTo(msg.to)
 	case resumeMsg:

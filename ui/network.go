@@ -63,7 +63,6 @@ func (s *networkScreen) enter() tea.Cmd {
 			s.inputs[i].SetValue(f.get(s.c.spec))
 		}
 	}
-	s.c.specChanged()
 	return s.startDetect()
 }
 
@@ -108,9 +107,9 @@ func (s *networkScreen) update(msg tea.Msg) tea.Cmd {
 	}
 	var cmd tea.Cmd
 	s.inputs[s.focus], cmd = s.inputs[s.focus].Update(k)
-	s.fields[s.focus].set(s.c.spec, strings.TrimSpace(s.inputs[s.focus].Value()))
+	field, value := s.fields[s.focus], strings.TrimSpace(s.inputs[s.focus].Value())
+	s.c.editSpec(func(sp *spec.Spec) { field.set(sp, value) })
 	s.notice = ""
-	s.c.specChanged()
 	return cmd
 }
 

@@ -79,13 +79,13 @@ func (s *networkScreen) detected(msg OperatorAddressMsg) {
 	if msg.Err != nil || len(s.c.spec.Firewall.Allow) > 0 {
 		return
 	}
-	s.c.spec.Firewall.Allow = msg.Sources
+	sources := msg.Sources
+	s.c.editSpec(func(sp *spec.Spec) { sp.Firewall.Allow = sources })
 	for i, f := range s.fields {
 		if f.field == "firewall.allow" {
 			s.inputs[i].SetValue(f.get(s.c.spec))
 		}
 	}
-	s.c.specChanged()
 }
 
 // accessNote is the line under the fields: what was detected, from where,

@@ -26,10 +26,7 @@ type poolsScreen struct {
 
 func newPools(c *common) *poolsScreen { return &poolsScreen{c: c} }
 
-func (s *poolsScreen) enter() tea.Cmd {
-	s.c.specChanged()
-	return nil
-}
+func (s *poolsScreen) enter() tea.Cmd { return nil }
 
 func (s *poolsScreen) capturing() bool { return s.form != nil }
 
@@ -88,13 +85,11 @@ func (s *poolsScreen) listKey(k tea.KeyMsg) tea.Cmd {
 	case key.Matches(k, km.Minus):
 		s.setCount(s.count() - s.countStep())
 	case key.Matches(k, km.VolUp, km.VolDown) && s.cursor > 0:
-		p := &sp.Pools[s.cursor-1]
+		i, step := s.cursor-1, -10
 		if key.Matches(k, km.VolUp) {
-			p.VolumeSize += 10
-		} else {
-			p.VolumeSize = max(p.VolumeSize-10, 0)
+			step = 10
 		}
-		s.c.specChanged()
+		s.c.editSpec(func(sp *spec.Spec) { sp.Pools[i].VolumeSize = max(sp.Pools[i].VolumeSize+step, 0) })
 	case key.Matches(k, km.Type):
 		s.openPicker()
 	case key.Matches(k, km.Add):
@@ -136,15 +131,15 @@ func (s *poolsScreen) setCount(n int) {
 			s.notice = "a cluster needs at least one control plane (three for HA)"
 			return
 		}
-		s.c.spec.ControlPlane.Count = n
-	} else {
-		if n < 1 {
-			s.notice = "a pool needs at least one server: remove the pool instead (d)"
-			return
-		}
-		s.c.spec.Pools[s.cursor-1].Count = n
+		s.c.editSpec(func(sp *spec.Spec) { sp.ControlPlane.Count = n })
+		return
 	}
-	s.c.specChanged()
+	if n < 1 {
+		s.notice = "a pool needs at least one server: remove the pool instead (d)"
+		return
+	}
+	i := s.cursor - 1
+	s.c.editSpec(func(sp *spec.Spec) { sp.Pools[i].Count = n })
 }
 
 // add appends a pool in the next free /24 of the network.
@@ -166,10 +161,10 @@ func (s *poolsScreen) add() {
 		name = fmt.Sprintf("pool%d", i)
 	}
 	lb := true
-	sp.Pools = append(sp.Pools, spec.Pool{Name: name, ServerType: spec.DefaultWorkerType, Count: 1, Subnet: subnet,
-		Location: sp.Location, LoadBalancer: &lb, Schematic: "worker"})
-	s.cursor = len(sp.Pools)
-	s.c.specChanged()
+	pool := spec.Pool{Name: name, ServerType: spec.DefaultWorkerType, Count: 1, Subnet: subnet,
+		Location: sp.Location, LoadBalancer: &lb, Schematic: "worker"}
+	s.c.editSpec(func(sp *spec.Spec) { sp.Pools = append(sp.Pools, pool) })
+	s.cursor = len(s.c.spec.Pools)
 }
 
 // remove deletes the selected pool (after confirmation).
@@ -177,10 +172,9 @@ func (s *poolsScreen) remove() {
 	if s.cursor == 0 {
 		return
 	}
-	sp := s.c.spec
-	sp.Pools = append(sp.Pools[:s.cursor-1:s.cursor-1], sp.Pools[s.cursor:]...)
+	i := s.cursor
+	s.c.editSpec(func(sp *spec.Spec) { sp.Pools = append(sp.Pools[:i-1:i-1], sp.Pools[i:]...) })
 	s.cursor = min(s.cursor, s.rows()-1)
-	s.c.specChanged()
 }
 
 func (s *poolsScreen) view() string {

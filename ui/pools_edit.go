@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/ohmytalos/ohmytalos/internal/pricing"
+	"github.com/ohmytalos/ohmytalos/internal/spec"
 )
 
 // typePicker chooses a server type from the catalog: vCPU, RAM, disk,
@@ -78,13 +79,15 @@ func (s *poolsScreen) pickerKey(k tea.KeyMsg) tea.Cmd {
 			tp.err = err.Error()
 			return nil
 		}
-		if s.cursor == 0 {
-			s.c.spec.ControlPlane.ServerType = name
-		} else {
-			s.c.spec.Pools[s.cursor-1].ServerType = name
-		}
+		i := s.cursor - 1
+		s.c.editSpec(func(sp *spec.Spec) {
+			if i < 0 {
+				sp.ControlPlane.ServerType = name
+			} else {
+				sp.Pools[i].ServerType = name
+			}
+		})
 		s.picker = nil
-		s.c.specChanged()
 	}
 	return nil
 }
@@ -196,9 +199,11 @@ func (s *poolsScreen) saveForm() error {
 	if err != nil || vol < 0 {
 		return fmt.Errorf("volume GB must be 0 (no volume) or a whole number of GB")
 	}
-	p := &s.c.spec.Pools[f.index]
-	p.Name, p.Count, p.Subnet, p.VolumeSize = name, count, strings.TrimSpace(f.inputs[2].Value()), vol
-	s.c.specChanged()
+	i, subnet := f.index, strings.TrimSpace(f.inputs[2].Value())
+	s.c.editSpec(func(sp *spec.Spec) {
+		p := &sp.Pools[i]
+		p.Name, p.Count, p.Subnet, p.VolumeSize = name, count, subnet, vol
+	})
 	return nil
 }
 

@@ -38,7 +38,6 @@ func (s *reviewScreen) enter() tea.Cmd {
 	// caller-provided) Adapt add what it did not report.
 	base := s.c.spec.Validate()
 	s.problems = base
-	s.c.specChanged()
 	for _, f := range s.c.findings {
 		if f.Severity == netplan.SeverityError && !base.Has(f.Field) {
 			s.problems = append(s.problems, spec.Problem{Field: f.Field, Reason: f.Message, Fix: f.Fix})

@@ -40,7 +40,8 @@ type secretsScreen struct {
 func newSecrets(c *common) *secretsScreen {
 	vault := c.backend.SandboxVault
 	if vault != nil && !c.opts.Resume && isDefaultTokenRef(c.spec.Secrets.HCloudToken) {
-		c.spec.Secrets.HCloudToken = *vault // offered first; env stays a choice
+		offered := *vault // offered first; env stays a choice
+		c.editSpec(func(sp *spec.Spec) { sp.Secrets.HCloudToken = offered })
 	}
 	ref := c.spec.Secrets.HCloudToken
 	s := &secretsScreen{c: c, providers: secretProviders(vault != nil)}
@@ -139,13 +140,14 @@ func (s *secretsScreen) setFocus(f int) {
 // apply writes the form into the working spec; a changed reference needs a
 // new check.
 func (s *secretsScreen) apply() {
-	ref := &s.c.spec.Secrets.HCloudToken
-	before := *ref
+	before := s.c.spec.Secrets.HCloudToken
+	ref := before
 	ref.Provider = s.providers[s.provider][0]
 	ref.Ref = strings.TrimSpace(s.inputs[0].Value())
 	ref.Field = strings.TrimSpace(s.inputs[1].Value())
 	ref.ServerURL = strings.TrimSpace(s.inputs[2].Value())
-	if *ref != before {
+	s.c.editSpec(func(sp *spec.Spec) { sp.Secrets.HCloudToken = ref })
+	if ref != before {
 		s.result, s.err = "", ""
 	}
 }

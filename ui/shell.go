@@ -197,6 +197,8 @@ func (m *Model) goTo(id screenID) tea.Cmd {
 		m.c.visited[m.active] = true
 	}
 	m.active = id
+	// The last apply may have changed the cost to compare against.
+	m.c.specChanged()
 	return m.screens[id].enter()
 }
 
