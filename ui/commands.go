@@ -142,7 +142,7 @@ func tickCmd(every time.Duration) tea.Cmd {
 // own goroutine and sends every event into a channel, and waitRunCmd reads
 // one message and is re-issued by the root for the next (glow's pattern).
 // It returns nil when a run is already in flight.
-func (c *common) startRun(opts engine.Options) (*engineRun, tea.Cmd) {
+func (c *shared) startRun(opts engine.Options) (*engineRun, tea.Cmd) {
 	if c.running != nil || c.backend.Engine == nil || c.backend.Env == nil {
 		return nil, nil
 	}

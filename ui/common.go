@@ -10,21 +10,20 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/netplan"
 	"github.com/ohmytalos/ohmytalos/internal/pricing"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/ui/common"
 )
 
-// common is what every screen shares: the backend, the spec being edited,
-// the styles and keys, the size, and what was loaded or computed from the
-// spec. Screens hold a pointer to the one common of the root model.
-type common struct {
+// shared is the root model's state that the pages read: the common value
+// (size, styles, keys), the backend, a read-only copy of the working spec
+// and what was loaded or computed from it. The root owns it; pages hold a
+// pointer to read it and change the spec only through SpecEditMsg.
+type shared struct {
+	// Common is the size, styles and keys every page and component gets.
+	common.Common
+
 	ctx     context.Context
 	backend Backend
 	opts    Options
-	styles  Styles
-	keys    KeyMap
-
-	// width and height are the content area's size (without sidebar, status
-	// bar and footer).
-	width, height int
 	// fullErrors shows long errors whole (the FullError key toggles it).
 	fullErrors bool
 
@@ -72,10 +71,10 @@ type common struct {
 
 // editSpec asks the root to apply edit to the working spec; when it
 // returns, c.spec is the root's new view.
-func (c *common) editSpec(edit func(*spec.Spec)) { c.send(SpecEditMsg{Edit: edit}) }
+func (c *shared) editSpec(edit func(*spec.Spec)) { c.send(SpecEditMsg{Edit: edit}) }
 
 // adapt turns the working spec into a netplan layout and a pricing usage.
-func (c *common) adapt() (netplan.Layout, pricing.Usage) {
+func (c *shared) adapt() (netplan.Layout, pricing.Usage) {
 	if c.backend.Adapt != nil {
 		return c.backend.Adapt(c.spec)
 	}
@@ -85,7 +84,7 @@ func (c *common) adapt() (netplan.Layout, pricing.Usage) {
 // specChanged recomputes everything derived from the spec: the netplan
 // findings and, when prices are loaded, the cost estimate. Pure
 // computation: it is called from Update on every keystroke.
-func (c *common) specChanged() {
+func (c *shared) specChanged() {
 	layout, usage := c.adapt()
 	c.findings = netplan.Validate(layout)
 	if c.catalog == nil {
@@ -102,7 +101,7 @@ func (c *common) specChanged() {
 
 // appliedEstimate prices the spec the last finished apply recorded in the
 // state (already in memory: no I/O), or nil when there is none.
-func (c *common) appliedEstimate() *pricing.Estimate {
+func (c *shared) appliedEstimate() *pricing.Estimate {
 	env := c.backend.Env
 	if env == nil || env.State == nil {
 		return nil
@@ -128,7 +127,7 @@ func (c *common) appliedEstimate() *pricing.Estimate {
 }
 
 // findingsFor returns the findings of one spec field.
-func (c *common) findingsFor(field string) []netplan.Finding {
+func (c *shared) findingsFor(field string) []netplan.Finding {
 	var out []netplan.Finding
 	for _, f := range c.findings {
 		if f.Field == field {
@@ -139,7 +138,7 @@ func (c *common) findingsFor(field string) []netplan.Finding {
 }
 
 // networkErrors counts the findings that block the plan.
-func (c *common) networkErrors() int {
+func (c *shared) networkErrors() int {
 	n := 0
 	for _, f := range c.findings {
 		if f.Severity == netplan.SeverityError {
@@ -150,7 +149,7 @@ func (c *common) networkErrors() int {
 }
 
 // stepStatus returns the engine status of a step (pending when unknown).
-func (c *common) stepStatus(name engine.StepName) engine.Status {
+func (c *shared) stepStatus(name engine.StepName) engine.Status {
 	if st, ok := c.status[name]; ok && st.Status != "" {
 		return st.Status
 	}
@@ -174,11 +173,11 @@ func cloneSpec(s *spec.Spec) *spec.Spec {
 }
 
 // isSaved reports whether the spec file holds the working spec as it is now.
-func (c *common) isSaved() bool { return c.savedHash != "" && c.savedHash == c.spec.Hash() }
+func (c *shared) isSaved() bool { return c.savedHash != "" && c.savedHash == c.spec.Hash() }
 
 // deployStatus summarises the engine's deploy steps: done when all are
 // done, failed when one failed, resumable when some ran, else pending.
-func (c *common) deployStatus() string {
+func (c *shared) deployStatus() string {
 	done, failed, started := 0, false, false
 	for _, s := range deploySteps() {
 		switch c.stepStatus(s) {

@@ -5,7 +5,6 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
 )
 
 // confirmBox asks a yes/no question before an action that spends money,
@@ -76,13 +75,4 @@ func newInput(st Styles, value, placeholder string, width int) textinput.Model {
 	ti.Cursor.TextStyle = st.App
 	ti.Cursor.SetMode(cursor.CursorStatic)
 	return ti
-}
-
-// joinSides lays two blocks side by side when there is room, else stacks
-// them.
-func joinSides(left, right string, width, gap int) string {
-	if lipgloss.Width(left)+gap+lipgloss.Width(right) <= width {
-		return lipgloss.JoinHorizontal(lipgloss.Top, left, lipgloss.NewStyle().Width(gap).Render(""), right)
-	}
-	return lipgloss.JoinVertical(lipgloss.Left, left, "", right)
 }

@@ -4,30 +4,29 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/charmbracelet/lipgloss"
-
 	"github.com/ohmytalos/ohmytalos/internal/pricing"
+	"github.com/ohmytalos/ohmytalos/ui/common"
 )
 
 // costPanel renders the estimate: per group (pool, load balancer, images)
 // the monthly net and gross, with the item rows when detail is set, then
 // the totals and where the prices come from.
-func costPanel(st Styles, c *common, width int, detail bool) string {
+func costPanel(st Styles, c *shared, width int, detail bool) string {
 	var b strings.Builder
 	title := "monthly cost"
 	if c.backend.Sandbox {
 		title = "monthly cost on Hetzner (sandbox: nothing is billed)"
 	}
-	b.WriteString(st.Bold.Render(truncate(title, width)) + "\n")
+	b.WriteString(st.Bold.Render(common.Truncate(title, width)) + "\n")
 	switch {
 	case c.catalog == nil && c.catalogErr != nil:
-		b.WriteString(st.Warn.Render(wrap("prices unavailable: "+c.catalogErr.Error(), width)))
+		b.WriteString(st.Warn.Render(common.Wrap("prices unavailable: "+c.catalogErr.Error(), width)))
 		return b.String()
 	case c.catalog == nil:
 		b.WriteString(st.Subtle.Render("loading prices…"))
 		return b.String()
 	case c.estimateErr != nil:
-		b.WriteString(st.Bad.Render(wrap(c.estimateErr.Error(), width)))
+		b.WriteString(st.Bad.Render(common.Wrap(c.estimateErr.Error(), width)))
 		return b.String()
 	case c.estimate == nil:
 		return b.String()
@@ -36,7 +35,7 @@ func costPanel(st Styles, c *common, width int, detail bool) string {
 	numW := 9
 	nameW := max(width-2*numW-2, 8)
 	line := func(name, net, gross string) string {
-		return fmt.Sprintf("%-*s %*s %*s", nameW, truncate(name, nameW), numW, net, numW, gross)
+		return fmt.Sprintf("%-*s %*s %*s", nameW, common.Truncate(name, nameW), numW, net, numW, gross)
 	}
 	b.WriteString(st.Subtle.Render(line("", "net", "gross")) + "\n")
 	for _, g := range e.Groups {
@@ -57,7 +56,7 @@ func costPanel(st Styles, c *common, width int, detail bool) string {
 		b.WriteString(st.Warn.Render(line("change", signed(e.MonthlyNet-a.MonthlyNet), signed(e.MonthlyGross-a.MonthlyGross))) + "\n")
 	}
 	b.WriteString(st.Subtle.Render(fmt.Sprintf("%s %s/hour net; VAT %s %%", e.HourlyNet.Format(4), e.Currency, e.VATRate)) + "\n")
-	b.WriteString(st.Subtle.Render(wrap(e.Label, width)))
+	b.WriteString(st.Subtle.Render(common.Wrap(e.Label, width)))
 	return b.String()
 }
 
@@ -80,21 +79,4 @@ func estimateGroup(e *pricing.Estimate, group string) (pricing.GroupTotal, bool)
 		}
 	}
 	return pricing.GroupTotal{}, false
-}
-
-// wrap wraps text to width columns.
-func wrap(s string, width int) string {
-	return lipgloss.NewStyle().Width(max(width, 10)).Render(s)
-}
-
-// truncate cuts s to w runes with an ellipsis.
-func truncate(s string, w int) string {
-	r := []rune(s)
-	if len(r) <= w {
-		return s
-	}
-	if w <= 1 {
-		return string(r[:w])
-	}
-	return string(r[:w-1]) + "…"
 }

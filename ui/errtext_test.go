@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/ohmytalos/ohmytalos/ui/common"
 )
 
 // A long error wraps inside the pane (no line cut with "…"); its first
@@ -58,9 +60,9 @@ func TestWrapLines(t *testing.T) {
 		{"one\ntwo", 10, []string{"one", "two"}},
 		{strings.Repeat("x", 25), 10, []string{strings.Repeat("x", 10), strings.Repeat("x", 10), strings.Repeat("x", 5)}},
 	} {
-		got := wrapLines(tc.in, tc.width)
+		got := common.WrapLines(tc.in, tc.width)
 		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
-			t.Errorf("wrapLines(%q, %d) = %q, want %q", tc.in, tc.width, got, tc.want)
+			t.Errorf("common.WrapLines(%q, %d) = %q, want %q", tc.in, tc.width, got, tc.want)
 		}
 	}
 }

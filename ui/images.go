@@ -18,7 +18,7 @@ import (
 // schematic IDs (computed offline on every change) and builds the
 // snapshots with the images step, showing progress per image.
 type imagesScreen struct {
-	c       *common
+	c       *shared
 	tab     int // index into schematicNames
 	cursor  int
 	exts    []factory.Extension
@@ -39,7 +39,7 @@ type imagesScreen struct {
 	prog progressList
 }
 
-func newImages(c *common) *imagesScreen {
+func newImages(c *shared) *imagesScreen {
 	s := &imagesScreen{c: c, ids: map[string]string{}}
 	for _, n := range s.schematicNames() {
 		for _, e := range s.schematic(n).Extensions {
@@ -70,7 +70,7 @@ func (s *imagesScreen) enter() tea.Cmd {
 func (s *imagesScreen) capturing() bool { return false }
 
 func (s *imagesScreen) help() keyHelp {
-	km := s.c.keys
+	km := s.c.Keys
 	if s.confirm.open {
 		return s.confirm.help(km)
 	}
@@ -183,7 +183,7 @@ func (s *imagesScreen) update(msg tea.Msg) tea.Cmd {
 }
 
 func (s *imagesScreen) key(msg tea.KeyMsg) tea.Cmd {
-	km := s.c.keys
+	km := s.c.Keys
 	if cmd, took := s.confirm.handle(msg, km, s.build); took {
 		return cmd
 	}
@@ -243,12 +243,12 @@ func (s *imagesScreen) build() tea.Cmd {
 }
 
 func (s *imagesScreen) view() string {
-	c, st := s.c, s.c.styles
+	c, st := s.c, s.c.Styles
 	var b strings.Builder
 	b.WriteString(header(c, "Talos images", fmt.Sprintf("Talos %s, one snapshot per schematic and architecture", c.spec.Talos.Version)) + "\n")
 	b.WriteString(s.versionLine())
 	idw := 12
-	if c.width >= 95 {
+	if c.Width >= 95 {
 		idw = 64
 	}
 	for i, n := range s.schematicNames() {
@@ -265,28 +265,28 @@ func (s *imagesScreen) view() string {
 		b.WriteString(name + " " + st.Accent.Render(id) + " " + st.Subtle.Render(strings.Join(s.schematic(n).Extensions, ", ")) + "\n")
 	}
 	if s.idErr != "" {
-		b.WriteString(errorText(c, st.Bad, s.idErr, c.width) + "\n")
+		b.WriteString(errorText(c, st.Bad, s.idErr, c.Width) + "\n")
 	}
 	b.WriteString("\n")
 	if s.confirm.open {
-		b.WriteString(s.confirm.view(st, c.width) + "\n")
+		b.WriteString(s.confirm.view(st, c.Width) + "\n")
 	}
 	switch {
 	case s.loading:
 		b.WriteString(st.Subtle.Render("loading the official extensions…") + "\n")
 	case s.loadErr != "":
-		b.WriteString(errorText(c, st.Warn, "extensions unavailable: "+s.loadErr, c.width) + "\n")
+		b.WriteString(errorText(c, st.Warn, "extensions unavailable: "+s.loadErr, c.Width) + "\n")
 	}
 	progress := s.progressView()
 	used := strings.Count(b.String(), "\n") + strings.Count(progress, "\n") + 2
-	b.WriteString(s.listView(max(c.height-used-1, 3)))
+	b.WriteString(s.listView(max(c.Height-used-1, 3)))
 	b.WriteString("\n\n" + progress)
 	return b.String()
 }
 
 // listView is the extension picker, scrolled to keep the cursor visible.
 func (s *imagesScreen) listView(height int) string {
-	st := s.c.styles
+	st := s.c.Styles
 	opts := s.options()
 	selected := s.schematic(s.current()).Extensions
 	desc := map[string]string{}
@@ -318,7 +318,7 @@ func (s *imagesScreen) listView(height int) string {
 }
 
 func (s *imagesScreen) progressView() string {
-	st := s.c.styles
+	st := s.c.Styles
 	var b strings.Builder
 	switch s.result {
 	case "running":
@@ -326,9 +326,9 @@ func (s *imagesScreen) progressView() string {
 	case "ok":
 		b.WriteString(st.Good.Render("✓ snapshots ready") + "\n")
 	case "failed":
-		b.WriteString(s.failureView(s.c, s.c.width))
+		b.WriteString(s.failureView(s.c, s.c.Width))
 	}
 	b.WriteString(s.noticeView(s.c))
-	b.WriteString(s.prog.view(st, s.c.width))
+	b.WriteString(s.prog.view(st, s.c.Width))
 	return b.String()
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/factory"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/ui/common"
 )
 
 // The Talos version picker of the images screen: the factory's releases
@@ -124,14 +125,14 @@ func (s *imagesScreen) pickVersion() tea.Cmd {
 // versionLine is the picker's state under the header: empty when the
 // releases are listed, else loading or why they are not.
 func (s *imagesScreen) versionLine() string {
-	st := s.c.styles
+	st := s.c.Styles
 	switch {
 	case s.c.backend.Versions == nil:
 		return ""
 	case s.versionsLoading:
 		return st.Subtle.Render("loading the Talos releases…") + "\n"
 	case s.versionsErr != "":
-		return st.Warn.Render(wrap(fmt.Sprintf("Talos releases unavailable, keeping %s (v tries again): %s", s.c.spec.Talos.Version, s.versionsErr), s.c.width)) + "\n"
+		return st.Warn.Render(common.Wrap(fmt.Sprintf("Talos releases unavailable, keeping %s (v tries again): %s", s.c.spec.Talos.Version, s.versionsErr), s.c.Width)) + "\n"
 	}
 	return ""
 }

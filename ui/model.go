@@ -11,6 +11,7 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/ui/common"
 )
 
 // screenID names a wizard screen; the order is the sidebar's.
@@ -52,13 +53,13 @@ func (s screenID) String() string {
 	return "?"
 }
 
-// screen is one page of the wizard. Screens share the root's common.
+// screen is one page of the wizard. Screens read the root's shared state.
 type screen interface {
 	// enter runs when the screen becomes active; it may start loads.
 	enter() tea.Cmd
 	// update handles keys (when active) and every other message.
 	update(msg tea.Msg) tea.Cmd
-	// view renders the content area (common.width x common.height).
+	// view renders the content area (Common.Width x Common.Height).
 	view() string
 	// help lists the keys that work right now.
 	help() keyHelp
@@ -77,7 +78,7 @@ type Model struct {
 	// spec is the working spec: only the root writes it, in response to
 	// SpecEditMsg (specedit.go); pages read the copy in c.spec.
 	spec     *spec.Spec
-	c        *common
+	c        *shared
 	screens  [numScreens]screen
 	active   screenID
 	help     help.Model
@@ -104,8 +105,8 @@ func newModelOn(ctx context.Context, b Backend, o Options, r *lipgloss.Renderer)
 	if o.Height <= 0 {
 		o.Height = 24
 	}
-	c := &common{
-		ctx: ctx, backend: b, opts: o, styles: NewStyles(r, o.NoColor), keys: DefaultKeyMap(),
+	c := &shared{
+		Common: common.Common{Styles: NewStyles(r, o.NoColor), Keys: DefaultKeyMap()}, ctx: ctx, backend: b, opts: o,
 		status: map[engine.StepName]engine.StepStatus{}, visited: map[screenID]bool{}, rateRemaining: -1, tickEvery: time.Second,
 	}
 	m := &Model{c: c, help: help.New()}
@@ -126,7 +127,7 @@ func newModelOn(ctx context.Context, b Backend, o Options, r *lipgloss.Renderer)
 		c.savedHash = m.spec.Hash()
 	}
 	c.specChanged()
-	m.help.Styles = c.styles.Help
+	m.help.Styles = c.Styles.Help
 	m.screens = [numScreens]screen{
 		newWelcome(c), newSecrets(c), newImages(c), newNetwork(c),
 		newPools(c), newReview(c), newBootstrap(c), newDone(c),
@@ -204,7 +205,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // handleKey applies the wizard-wide keys, else hands the key to the
 // active screen.
 func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
-	c, km := m.c, m.c.keys
+	c, km := m.c, m.c.Keys
 	scr := m.screens[m.active]
 	m.notice = ""
 	switch {
@@ -268,8 +269,8 @@ func (m *Model) observe(ev engine.Event) {
 func (m *Model) resize(w, h int) {
 	m.width, m.height = w, h
 	m.help.Width = w
-	m.c.width = max(w-m.sidebarWidth()-3, 20)
-	m.c.height = max(h-1-m.footerHeight(), 5)
+	m.c.Width = max(w-m.sidebarWidth()-3, 20)
+	m.c.Height = max(h-1-m.footerHeight(), 5)
 }
 
 func (m *Model) sidebarWidth() int {

@@ -21,7 +21,7 @@ func (m *Model) updateOverlay(msg tea.Msg) tea.Cmd {
 		if m.c.backend.Doctor == nil {
 			return nil
 		}
-		m.overlay = m.c.backend.Doctor(m.c.styles.renderer)
+		m.overlay = m.c.backend.Doctor(m.c.Styles.Renderer())
 		init := m.overlay.Init()
 		var size tea.Cmd
 		m.overlay, size = m.overlay.Update(tea.WindowSizeMsg{Width: m.width, Height: m.height})

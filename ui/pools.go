@@ -10,13 +10,14 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/netplan"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/ui/common"
 )
 
 // poolsScreen lists the control plane and the node pools; counts, server
 // types, volumes and pools are edited in place and the cost panel is
 // recomputed on every keystroke.
 type poolsScreen struct {
-	c       *common
+	c       *shared
 	cursor  int // 0: control plane, i: pools[i-1]
 	confirm confirmBox
 	picker  *typePicker
@@ -24,14 +25,14 @@ type poolsScreen struct {
 	notice  string
 }
 
-func newPools(c *common) *poolsScreen { return &poolsScreen{c: c} }
+func newPools(c *shared) *poolsScreen { return &poolsScreen{c: c} }
 
 func (s *poolsScreen) enter() tea.Cmd { return nil }
 
 func (s *poolsScreen) capturing() bool { return s.form != nil }
 
 func (s *poolsScreen) help() keyHelp {
-	km := s.c.keys
+	km := s.c.Keys
 	switch {
 	case s.confirm.open:
 		return s.confirm.help(km)
@@ -60,7 +61,7 @@ func (s *poolsScreen) update(msg tea.Msg) tea.Cmd {
 	}
 	switch {
 	case s.confirm.open:
-		if done, yes := s.confirm.answer(k, s.c.keys); done && yes {
+		if done, yes := s.confirm.answer(k, s.c.Keys); done && yes {
 			s.remove()
 		}
 		return nil
@@ -73,7 +74,7 @@ func (s *poolsScreen) update(msg tea.Msg) tea.Cmd {
 }
 
 func (s *poolsScreen) listKey(k tea.KeyMsg) tea.Cmd {
-	km, sp := s.c.keys, s.c.spec
+	km, sp := s.c.Keys, s.c.spec
 	s.notice = ""
 	switch {
 	case key.Matches(k, km.Up):
@@ -178,30 +179,30 @@ func (s *poolsScreen) remove() {
 }
 
 func (s *poolsScreen) view() string {
-	c, st := s.c, s.c.styles
+	c, st := s.c, s.c.Styles
 	var b strings.Builder
 	b.WriteString(header(c, "Node pools", "control plane and worker pools; net prices per month") + "\n")
 	table := s.table()
-	wide := c.width >= 90
+	wide := c.Width >= 90
 	panelW := 40
 	if wide {
-		panelW = max(c.width-lipgloss.Width(table)-3, 30)
+		panelW = max(c.Width-lipgloss.Width(table)-3, 30)
 	}
-	panel := costPanel(st, c, min(panelW, 64), wide && c.height >= 30)
-	if c.height >= 30 {
+	panel := costPanel(st, c, min(panelW, 64), wide && c.Height >= 30)
+	if c.Height >= 30 {
 		table += "\n\n" + s.details()
 	}
 	switch {
 	case s.picker != nil:
-		b.WriteString(s.picker.view(st, c.width, c.height-3))
+		b.WriteString(s.picker.view(st, c.Width, c.Height-3))
 		return b.String()
 	case s.form != nil:
-		b.WriteString(joinSides(s.form.view(st), panel, c.width, 3))
+		b.WriteString(common.JoinSides(s.form.view(st), panel, c.Width, 3))
 		return b.String()
 	}
-	b.WriteString(joinSides(table, panel, c.width, 3) + "\n")
+	b.WriteString(common.JoinSides(table, panel, c.Width, 3) + "\n")
 	if s.confirm.open {
-		b.WriteString(s.confirm.view(st, c.width) + "\n")
+		b.WriteString(s.confirm.view(st, c.Width) + "\n")
 	}
 	if s.notice != "" {
 		b.WriteString(st.Warn.Render(s.notice) + "\n")
@@ -212,7 +213,7 @@ func (s *poolsScreen) view() string {
 // table renders the pools with a marker on the selected row and address
 // findings of the selected pool.
 func (s *poolsScreen) table() string {
-	c, st := s.c, s.c.styles
+	c, st := s.c, s.c.Styles
 	sp := c.spec
 	var b strings.Builder
 	header := fmt.Sprintf("  %-13s %-7s %3s %-14s %4s %9s", "pool", "type", "n", "subnet", "vol", "€/month")
@@ -230,7 +231,7 @@ func (s *poolsScreen) table() string {
 		if len(c.findingsFor(field)) > 0 {
 			mark = st.Bad.Render("!")
 		}
-		line := fmt.Sprintf("%-13s %-7s %3d %-14s %4s %9s", truncate(name, 13), truncate(typ, 7), n, truncate(subnet, 14), volText, price)
+		line := fmt.Sprintf("%-13s %-7s %3d %-14s %4s %9s", common.Truncate(name, 13), common.Truncate(typ, 7), n, common.Truncate(subnet, 14), volText, price)
 		if i == s.cursor {
 			b.WriteString(st.Accent.Render("›") + mark + st.Selected.Render(line) + "\n")
 		} else {
@@ -246,14 +247,14 @@ func (s *poolsScreen) table() string {
 		field = fmt.Sprintf("pools[%d].subnet", s.cursor-1)
 	}
 	for _, f := range c.findingsFor(field) {
-		b.WriteString(st.Bad.Render(wrap("! "+f.Message+" "+f.Fix, 58)) + "\n")
+		b.WriteString(st.Bad.Render(common.Wrap("! "+f.Message+" "+f.Fix, 58)) + "\n")
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
 
 // details describes the selected row beyond the table's columns.
 func (s *poolsScreen) details() string {
-	c, st := s.c, s.c.styles
+	c, st := s.c, s.c.Styles
 	sp := c.spec
 	kv := func(k, v string) string { return st.Label.Render(k) + v + "\n" }
 	var b strings.Builder

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/pricing"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/ui/common"
 )
 
 // typePicker chooses a server type from the catalog: vCPU, RAM, disk,
@@ -65,7 +66,7 @@ func (s *poolsScreen) openPicker() {
 }
 
 func (s *poolsScreen) pickerKey(k tea.KeyMsg) tea.Cmd {
-	km, tp := s.c.keys, s.picker
+	km, tp := s.c.Keys, s.picker
 	switch {
 	case key.Matches(k, km.Esc):
 		s.picker = nil
@@ -126,7 +127,7 @@ func (tp *typePicker) view(st Styles, width, height int) string {
 		}
 	}
 	if tp.err != "" {
-		b.WriteString(st.Bad.Render(wrap(tp.err, width)) + "\n")
+		b.WriteString(st.Bad.Render(common.Wrap(tp.err, width)) + "\n")
 	}
 	return b.String()
 }
@@ -141,18 +142,18 @@ type poolForm struct {
 
 func poolFormLabels() []string { return []string{"name", "servers", "subnet", "volume GB"} }
 
-func newPoolForm(c *common, index int) *poolForm {
+func newPoolForm(c *shared, index int) *poolForm {
 	p := c.spec.Pools[index]
 	f := &poolForm{index: index}
 	for _, v := range []string{p.Name, strconv.Itoa(p.Count), p.Subnet, strconv.Itoa(p.VolumeSize)} {
-		f.inputs = append(f.inputs, newInput(c.styles, v, "", 18))
+		f.inputs = append(f.inputs, newInput(c.Styles, v, "", 18))
 	}
 	f.inputs[0].Focus()
 	return f
 }
 
 func (s *poolsScreen) formKey(k tea.KeyMsg) tea.Cmd {
-	km, f := s.c.keys, s.form
+	km, f := s.c.Keys, s.form
 	switch {
 	case key.Matches(k, km.Esc):
 		s.form = nil

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/ui/common"
 )
 
 // progressList folds engine events into a tree: steps, and under each the
@@ -120,10 +121,10 @@ func (p *progressList) view(st Styles, width int) string {
 // oldest lines are dropped.
 func (p *progressList) treeView(st Styles, width int, now time.Time, height int) string {
 	out := p.render(st, width, now, true, false)
-	if lineCount(out) > height {
+	if common.LineCount(out) > height {
 		out = p.render(st, width, now, true, true)
 	}
-	return tail(out, height)
+	return common.Tail(out, height)
 }
 
 func (p *progressList) render(st Styles, width int, now time.Time, tree, fold bool) string {
@@ -157,7 +158,7 @@ func (p *progressList) render(st Styles, width int, now time.Time, tree, fold bo
 			}
 			b.WriteString(line + "\n")
 			if s.err != "" {
-				b.WriteString(indent(st.Bad.Render(strings.Join(wrapLines(s.err, width-2), "\n")), 2) + "\n")
+				b.WriteString(common.Indent(st.Bad.Render(strings.Join(common.WrapLines(s.err, width-2), "\n")), 2) + "\n")
 			}
 		}
 		for i, r := range s.rows {
