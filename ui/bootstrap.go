@@ -10,6 +10,7 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/ui/common"
+	"github.com/ohmytalos/ohmytalos/ui/components"
 )
 
 // bootstrapScreen creates the cluster: after confirmation it runs the
@@ -17,9 +18,9 @@ import (
 // per step, resource and node, a log pane and the elapsed time.
 type bootstrapScreen struct {
 	c       *shared
-	confirm confirmBox
+	confirm components.Confirm
 	screenRun
-	prog     progressList
+	prog     components.ProgressList
 	ready    readiness // the add-ons step's wait, for the status line
 	started  time.Time
 	finished time.Time
@@ -32,8 +33,8 @@ func (s *bootstrapScreen) capturing() bool { return false }
 
 func (s *bootstrapScreen) help() keyHelp {
 	km := s.c.Keys
-	if s.confirm.open {
-		return s.confirm.help(km)
+	if s.confirm.Open() {
+		return keyHelp{short: s.confirm.Help(km)}
 	}
 	result := s.result
 	if result == "" && s.c.deployStatus() == statusDone {
@@ -66,7 +67,7 @@ func (s *bootstrapScreen) update(msg tea.Msg) tea.Cmd {
 		return s.key(k)
 	}
 	if ev, ok := s.runEvent(msg); ok {
-		s.prog.add(ev)
+		s.prog.Add(ev)
 		s.ready.add(ev)
 		if s.started.IsZero() {
 			s.started = ev.Time
@@ -80,7 +81,7 @@ func (s *bootstrapScreen) update(msg tea.Msg) tea.Cmd {
 
 func (s *bootstrapScreen) key(k tea.KeyMsg) tea.Cmd {
 	km := s.c.Keys
-	if cmd, took := s.confirm.handle(k, km, s.start); took {
+	if cmd, took := s.confirm.Handle(k, km, s.start); took {
 		return cmd
 	}
 	switch {
@@ -92,7 +93,7 @@ func (s *bootstrapScreen) key(k tea.KeyMsg) tea.Cmd {
 	case s.result == "running":
 		return nil
 	case s.result == "failed" && key.Matches(k, km.Retry), s.result == "" && key.Matches(k, km.Enter):
-		s.confirm.ask(s.question())
+		s.confirm.Ask(s.question())
 	}
 	return nil
 }
@@ -140,7 +141,7 @@ func (s *bootstrapScreen) start() tea.Cmd {
 	if cmd == nil {
 		return nil
 	}
-	s.prog, s.started, s.finished = progressList{}, time.Time{}, time.Time{}
+	s.prog, s.started, s.finished = components.ProgressList{}, time.Time{}, time.Time{}
 	return cmd
 }
 
@@ -178,13 +179,13 @@ func (s *bootstrapScreen) view() string {
 		}
 		b.WriteString("\n" + common.Wrap(s.plan(), c.Width) + "\n" + st.Subtle.Render("enter asks once more before anything is created") + "\n")
 	}
-	if s.confirm.open {
-		b.WriteString(s.confirm.view(st, c.Width) + "\n")
+	if s.confirm.Open() {
+		b.WriteString(s.confirm.View(st, c.Width) + "\n")
 	}
 	b.WriteString(s.noticeView(c))
 	b.WriteString("\n")
 	avail := c.Height - strings.Count(b.String(), "\n")
-	tree := s.prog.treeView(st, c.Width, c.now, max(avail*2/3, 3))
+	tree := s.prog.TreeView(st, c.Width, c.now, max(avail*2/3, 3))
 	b.WriteString(tree + "\n" + s.logView(c.Width, max(avail-common.LineCount(tree)-1, 2)))
 	return b.String()
 }
@@ -194,7 +195,7 @@ func (s *bootstrapScreen) logView(width, height int) string {
 	st := s.c.Styles
 	var lines []string
 	lines = append(lines, st.Bold.Render("log"))
-	for _, ev := range s.prog.logs {
+	for _, ev := range s.prog.Logs() {
 		text := fmt.Sprintf("[%s] %s", ev.Step, ev.Message)
 		style := st.Subtle
 		switch ev.Kind {

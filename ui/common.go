@@ -11,6 +11,7 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/pricing"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/ui/common"
+	"github.com/ohmytalos/ohmytalos/ui/components"
 )
 
 // shared is the root model's state that the pages read: the common value
@@ -199,4 +200,10 @@ func (c *shared) deployStatus() string {
 		return statusResumable
 	}
 	return statusPending
+}
+
+// cost is what the cost panel shows of the root's state.
+func (c *shared) cost() components.Cost {
+	return components.Cost{Sandbox: c.backend.Sandbox, Catalog: c.catalog, CatalogErr: c.catalogErr,
+		Estimate: c.estimate, EstimateErr: c.estimateErr, Applied: c.applied}
 }

@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
-
-	"github.com/ohmytalos/ohmytalos/ui/common"
 )
 
 // A long error wraps inside the pane (no line cut with "…"); its first
@@ -46,23 +44,5 @@ func TestLongErrorWrapsAndShowsWhole(t *testing.T) {
 	}
 	if !strings.Contains(h.m.footer(), "ctrl+o short error") {
 		t.Errorf("footer after ctrl+o: %q", h.m.footer())
-	}
-}
-
-func TestWrapLines(t *testing.T) {
-	for _, tc := range []struct {
-		in    string
-		width int
-		want  []string
-	}{
-		{"a b c", 10, []string{"a b c"}},
-		{"alpha beta gamma", 11, []string{"alpha beta", "gamma"}},
-		{"one\ntwo", 10, []string{"one", "two"}},
-		{strings.Repeat("x", 25), 10, []string{strings.Repeat("x", 10), strings.Repeat("x", 10), strings.Repeat("x", 5)}},
-	} {
-		got := common.WrapLines(tc.in, tc.width)
-		if strings.Join(got, "|") != strings.Join(tc.want, "|") {
-			t.Errorf("common.WrapLines(%q, %d) = %q, want %q", tc.in, tc.width, got, tc.want)
-		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/factory"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/ui/components"
 )
 
 // imagesScreen picks the system extensions of each schematic, shows the
@@ -34,9 +35,9 @@ type imagesScreen struct {
 	versions        []string
 	versionsLoading bool
 	versionsErr     string
-	confirm         confirmBox
+	confirm         components.Confirm
 	screenRun
-	prog progressList
+	prog components.ProgressList
 }
 
 func newImages(c *shared) *imagesScreen {
@@ -71,8 +72,8 @@ func (s *imagesScreen) capturing() bool { return false }
 
 func (s *imagesScreen) help() keyHelp {
 	km := s.c.Keys
-	if s.confirm.open {
-		return s.confirm.help(km)
+	if s.confirm.Open() {
+		return keyHelp{short: s.confirm.Help(km)}
 	}
 	enter := km.Enter
 	enter.SetHelp("enter", "build snapshots")
@@ -176,7 +177,7 @@ func (s *imagesScreen) update(msg tea.Msg) tea.Cmd {
 		return s.key(msg)
 	}
 	if ev, ok := s.runEvent(msg); ok {
-		s.prog.add(ev)
+		s.prog.Add(ev)
 	}
 	s.runDone(msg)
 	return nil
@@ -184,7 +185,7 @@ func (s *imagesScreen) update(msg tea.Msg) tea.Cmd {
 
 func (s *imagesScreen) key(msg tea.KeyMsg) tea.Cmd {
 	km := s.c.Keys
-	if cmd, took := s.confirm.handle(msg, km, s.build); took {
+	if cmd, took := s.confirm.Handle(msg, km, s.build); took {
 		return cmd
 	}
 	opts := s.options()
@@ -213,7 +214,7 @@ func (s *imagesScreen) key(msg tea.KeyMsg) tea.Cmd {
 		if s.c.backend.Sandbox {
 			cost = "Sandbox: the throwaway servers are fakes; nothing is billed."
 		}
-		s.confirm.ask(fmt.Sprintf("Build %d Talos snapshot(s) (%s)? %s", len(imgs), strings.Join(names, ", "), cost))
+		s.confirm.Ask(fmt.Sprintf("Build %d Talos snapshot(s) (%s)? %s", len(imgs), strings.Join(names, ", "), cost))
 	}
 	return nil
 }
@@ -237,7 +238,7 @@ func (s *imagesScreen) toggle(name string) {
 func (s *imagesScreen) build() tea.Cmd {
 	cmd := s.startEngine(s.c, engine.Options{Only: engine.StepImages})
 	if cmd != nil {
-		s.prog = progressList{}
+		s.prog = components.ProgressList{}
 	}
 	return cmd
 }
@@ -268,8 +269,8 @@ func (s *imagesScreen) view() string {
 		b.WriteString(errorText(c, st.Bad, s.idErr, c.Width) + "\n")
 	}
 	b.WriteString("\n")
-	if s.confirm.open {
-		b.WriteString(s.confirm.view(st, c.Width) + "\n")
+	if s.confirm.Open() {
+		b.WriteString(s.confirm.View(st, c.Width) + "\n")
 	}
 	switch {
 	case s.loading:
@@ -329,6 +330,6 @@ func (s *imagesScreen) progressView() string {
 		b.WriteString(s.failureView(s.c, s.c.Width))
 	}
 	b.WriteString(s.noticeView(s.c))
-	b.WriteString(s.prog.view(st, s.c.Width))
+	b.WriteString(s.prog.View(st, s.c.Width))
 	return b.String()
 }

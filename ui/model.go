@@ -12,6 +12,7 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/ui/common"
+	"github.com/ohmytalos/ohmytalos/ui/components"
 )
 
 // screenID names a wizard screen; the order is the sidebar's.
@@ -74,7 +75,7 @@ type screen interface {
 type Model struct {
 	// overlay is a full-screen sub-program (the doctor) that gets every
 	// message until it sends doctorui.ClosedMsg.
-	overlay tea.Model
+	overlay components.Overlay
 	// spec is the working spec: only the root writes it, in response to
 	// SpecEditMsg (specedit.go); pages read the copy in c.spec.
 	spec     *spec.Spec
@@ -149,7 +150,7 @@ func (m *Model) Init() tea.Cmd {
 
 // Update implements tea.Model.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	if m.overlay != nil || isOpenDoctor(msg) {
+	if m.overlay.Active() || isOpenDoctor(msg) {
 		return m, m.updateOverlay(msg)
 	}
 	c := m.c

@@ -12,6 +12,7 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/netplan"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/ui/common"
+	"github.com/ohmytalos/ohmytalos/ui/components"
 )
 
 // netField is one input of the network screen, bound to a spec field.
@@ -51,7 +52,7 @@ type networkScreen struct {
 func newNetwork(c *shared) *networkScreen {
 	s := &networkScreen{c: c, fields: netFields()}
 	for _, f := range s.fields {
-		s.inputs = append(s.inputs, newInput(c.Styles, f.get(c.spec), f.placeholder, 18))
+		s.inputs = append(s.inputs, components.NewInput(c.Styles, f.get(c.spec), f.placeholder, 18))
 	}
 	s.inputs[0].Focus()
 	return s
@@ -165,7 +166,7 @@ func (s *networkScreen) view() string {
 	}
 	b.WriteString("\n")
 	layout, _ := c.adapt()
-	b.WriteString(subnetMap(st, layout, c.Width))
+	b.WriteString(components.SubnetMap(st, layout, c.Width))
 	return b.String()
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/netplan"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/ui/common"
+	"github.com/ohmytalos/ohmytalos/ui/components"
 )
 
 // poolsScreen lists the control plane and the node pools; counts, server
@@ -19,7 +20,7 @@ import (
 type poolsScreen struct {
 	c       *shared
 	cursor  int // 0: control plane, i: pools[i-1]
-	confirm confirmBox
+	confirm components.Confirm
 	picker  *typePicker
 	form    *poolForm
 	notice  string
@@ -34,8 +35,8 @@ func (s *poolsScreen) capturing() bool { return s.form != nil }
 func (s *poolsScreen) help() keyHelp {
 	km := s.c.Keys
 	switch {
-	case s.confirm.open:
-		return s.confirm.help(km)
+	case s.confirm.Open():
+		return keyHelp{short: s.confirm.Help(km)}
 	case s.picker != nil:
 		sel := km.Enter
 		sel.SetHelp("enter", "use this type")
@@ -60,8 +61,8 @@ func (s *poolsScreen) update(msg tea.Msg) tea.Cmd {
 		return nil
 	}
 	switch {
-	case s.confirm.open:
-		if done, yes := s.confirm.answer(k, s.c.Keys); done && yes {
+	case s.confirm.Open():
+		if done, yes := s.confirm.Answer(k, s.c.Keys); done && yes {
 			s.remove()
 		}
 		return nil
@@ -99,7 +100,7 @@ func (s *poolsScreen) listKey(k tea.KeyMsg) tea.Cmd {
 		s.form = newPoolForm(s.c, s.cursor-1)
 	case key.Matches(k, km.Remove) && s.cursor > 0:
 		p := sp.Pools[s.cursor-1]
-		s.confirm.ask(fmt.Sprintf("Remove pool %q (%d × %s)? apply does not delete servers already created for it: drain and delete them yourself.", p.Name, p.Count, p.ServerType))
+		s.confirm.Ask(fmt.Sprintf("Remove pool %q (%d × %s)? apply does not delete servers already created for it: drain and delete them yourself.", p.Name, p.Count, p.ServerType))
 	case key.Matches(k, km.Remove):
 		s.notice = "the control plane cannot be removed"
 	case key.Matches(k, km.Enter):
@@ -188,7 +189,7 @@ func (s *poolsScreen) view() string {
 	if wide {
 		panelW = max(c.Width-lipgloss.Width(table)-3, 30)
 	}
-	panel := costPanel(st, c, min(panelW, 64), wide && c.Height >= 30)
+	panel := components.CostPanel(st, c.cost(), min(panelW, 64), wide && c.Height >= 30)
 	if c.Height >= 30 {
 		table += "\n\n" + s.details()
 	}
@@ -201,8 +202,8 @@ func (s *poolsScreen) view() string {
 		return b.String()
 	}
 	b.WriteString(common.JoinSides(table, panel, c.Width, 3) + "\n")
-	if s.confirm.open {
-		b.WriteString(s.confirm.view(st, c.Width) + "\n")
+	if s.confirm.Open() {
+		b.WriteString(s.confirm.View(st, c.Width) + "\n")
 	}
 	if s.notice != "" {
 		b.WriteString(st.Warn.Render(s.notice) + "\n")
@@ -220,7 +221,7 @@ func (s *poolsScreen) table() string {
 	b.WriteString(st.Subtle.Render(header) + "\n")
 	row := func(i int, name, typ string, n int, subnet string, vol int, field string) {
 		price := "…"
-		if g, ok := estimateGroup(c.estimate, name); ok {
+		if g, ok := components.EstimateGroup(c.estimate, name); ok {
 			price = g.MonthlyNet.Format(2)
 		}
 		volText := "-"

@@ -13,6 +13,7 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/pricing"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/ui/common"
+	"github.com/ohmytalos/ohmytalos/ui/components"
 )
 
 // typePicker chooses a server type from the catalog: vCPU, RAM, disk,
@@ -146,7 +147,7 @@ func newPoolForm(c *shared, index int) *poolForm {
 	p := c.spec.Pools[index]
 	f := &poolForm{index: index}
 	for _, v := range []string{p.Name, strconv.Itoa(p.Count), p.Subnet, strconv.Itoa(p.VolumeSize)} {
-		f.inputs = append(f.inputs, newInput(c.Styles, v, "", 18))
+		f.inputs = append(f.inputs, components.NewInput(c.Styles, v, "", 18))
 	}
 	f.inputs[0].Focus()
 	return f

@@ -12,6 +12,7 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/netplan"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/ui/common"
+	"github.com/ohmytalos/ohmytalos/ui/components"
 )
 
 // reviewScreen shows the spec's problems, every step's plan and the cost,
@@ -23,7 +24,7 @@ type reviewScreen struct {
 	plans    []engine.Plan
 	planErr  string
 	scroll   int
-	confirm  confirmBox
+	confirm  components.Confirm
 	saveErr  string
 	planHash string
 	// preflight holds the pre-flight findings of the spec planned.
@@ -59,8 +60,8 @@ func (s *reviewScreen) capturing() bool { return false }
 
 func (s *reviewScreen) help() keyHelp {
 	km := s.c.Keys
-	if s.confirm.open {
-		return s.confirm.help(km)
+	if s.confirm.Open() {
+		return keyHelp{short: s.confirm.Help(km)}
 	}
 	if s.c.isSaved() {
 		next := km.Enter
@@ -95,8 +96,8 @@ func (s *reviewScreen) update(msg tea.Msg) tea.Cmd {
 
 func (s *reviewScreen) key(k tea.KeyMsg) tea.Cmd {
 	km := s.c.Keys
-	if s.confirm.open {
-		if done, yes := s.confirm.answer(k, km); done && yes {
+	if s.confirm.Open() {
+		if done, yes := s.confirm.Answer(k, km); done && yes {
 			s.pendingHash = s.c.spec.Hash()
 			return saveCmd(cloneSpec(s.c.spec), s.c.backend.SpecPath)
 		}
@@ -122,7 +123,7 @@ func (s *reviewScreen) key(k tea.KeyMsg) tea.Cmd {
 			s.saveErr = fmt.Sprintf("pre-flight found %d error(s) that would stop apply: fix them first (each says how)", n)
 			return nil
 		}
-		s.confirm.ask(fmt.Sprintf("Write the spec to %s? It holds references to secrets, never their values.", s.c.backend.SpecPath))
+		s.confirm.Ask(fmt.Sprintf("Write the spec to %s? It holds references to secrets, never their values.", s.c.backend.SpecPath))
 	}
 	return nil
 }
@@ -138,8 +139,8 @@ func (s *reviewScreen) view() string {
 		}
 	}
 	top.WriteString(s.preflight.view(c))
-	if s.confirm.open {
-		top.WriteString(s.confirm.view(st, c.Width) + "\n")
+	if s.confirm.Open() {
+		top.WriteString(s.confirm.View(st, c.Width) + "\n")
 	}
 	switch {
 	case s.saveErr != "":
@@ -172,7 +173,7 @@ func (s *reviewScreen) view() string {
 			body.WriteString(st.Subtle.Render(common.Indent(common.Wrap("note: "+n, c.Width-2), 2)) + "\n")
 		}
 	}
-	cost := costPanel(st, c, min(c.Width, 64), false)
+	cost := components.CostPanel(st, c.cost(), min(c.Width, 64), false)
 	avail := c.Height - strings.Count(top.String(), "\n") - common.LineCount(cost) - 1
 	lines := strings.Split(strings.TrimRight(body.String(), "\n"), "\n")
 	scroll := min(s.scroll, max(len(lines)-avail, 0))

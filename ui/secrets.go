@@ -11,6 +11,7 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/ui/common"
+	"github.com/ohmytalos/ohmytalos/ui/components"
 )
 
 // secretProviders are the providers a reference can name, with what the
@@ -53,9 +54,9 @@ func newSecrets(c *shared) *secretsScreen {
 	}
 	w := 36
 	s.inputs = []textinput.Model{
-		newInput(c.Styles, ref.Ref, "HCLOUD_TOKEN", w),
-		newInput(c.Styles, ref.Field, "optional: custom field name", w),
-		newInput(c.Styles, ref.ServerURL, "optional: bw serve / server URL", w),
+		components.NewInput(c.Styles, ref.Ref, "HCLOUD_TOKEN", w),
+		components.NewInput(c.Styles, ref.Field, "optional: custom field name", w),
+		components.NewInput(c.Styles, ref.ServerURL, "optional: bw serve / server URL", w),
 	}
 	if c.stepStatus(engine.StepSecrets) == engine.StatusDone {
 		s.result = "ok"

@@ -28,7 +28,7 @@ func deploySteps() []engine.StepName {
 
 // View implements tea.Model.
 func (m *Model) View() string {
-	if m.overlay != nil {
+	if m.overlay.Active() {
 		return m.overlay.View()
 	}
 	if m.width < 60 || m.height < 16 {
