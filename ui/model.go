@@ -58,7 +58,7 @@ func (s screenID) String() string {
 type screen interface {
 	// enter runs when the screen becomes active; it may start loads.
 	enter() tea.Cmd
-	// update handles keys (when active) and every other message.
+	// update handles keys (when active) and the messages meant for it.
 	update(msg tea.Msg) tea.Cmd
 	// view renders the content area (Common.Width x Common.Height).
 	view() string
@@ -70,8 +70,9 @@ type screen interface {
 }
 
 // Model is the wizard's root model: it owns the shell (sidebar, status
-// bar, footer), routes keys to the active screen and every other message
-// to all screens, and re-issues the commands that stream engine events.
+// bar, footer) and the working spec, routes keys to the active screen and
+// every other message to the screen it is for (route.go), and re-issues
+// the commands that stream engine events.
 type Model struct {
 	// overlay is a full-screen sub-program (the doctor) that gets every
 	// message until it sends doctorui.ClosedMsg.
@@ -197,8 +198,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			cmds = append(cmds, tea.Quit)
 		}
 	}
-	for _, s := range m.screens {
-		cmds = append(cmds, s.update(msg))
+	for _, id := range m.recipients(msg) {
+		cmds = append(cmds, m.screens[id].update(msg))
 	}
 	return m, tea.Batch(cmds...)
 }

@@ -35,6 +35,10 @@ func (r *screenRun) startEngine(c *shared, opts engine.Options) tea.Cmd {
 	return cmd
 }
 
+// ownsRun reports whether run id is the screen's run (the root routes the
+// run's messages by it).
+func (r *screenRun) ownsRun(id int) bool { return r.runID == id }
+
 // runEvent returns the event msg carries when msg is an event of the
 // screen's run.
 func (r *screenRun) runEvent(msg tea.Msg) (engine.Event, bool) {
