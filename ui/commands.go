@@ -119,8 +119,9 @@ func preflightCmd(ctx context.Context, b Backend, s *spec.Spec) tea.Cmd {
 	}
 }
 
-// saveCmd writes the spec file.
-func saveCmd(s *spec.Spec, path string) tea.Cmd {
+// saveCmd writes the spec file; hash is the working spec's hash when the
+// operator saved (the root records it as saved on success).
+func saveCmd(s *spec.Spec, path, hash string) tea.Cmd {
 	return func() tea.Msg {
 		if path == "" {
 			return SavedMsg{Err: errors.New("no spec path is configured; pass --config FILE")}
@@ -128,7 +129,7 @@ func saveCmd(s *spec.Spec, path string) tea.Cmd {
 		if err := s.Save(path); err != nil {
 			return SavedMsg{Path: path, Err: fmt.Errorf("write spec file %s: %w; check the folder exists and is writable", path, err)}
 		}
-		return SavedMsg{Path: path}
+		return SavedMsg{Path: path, Hash: hash}
 	}
 }
 
@@ -141,8 +142,10 @@ func tickCmd(every time.Duration) tea.Cmd {
 // returns the commands that feed its events back: the engine runs in its
 // own goroutine and sends every event into a channel, and waitRunCmd reads
 // one message and is re-issued by the root for the next (glow's pattern).
-// It returns nil when a run is already in flight.
-func (c *shared) startRun(opts engine.Options) (*engineRun, tea.Cmd) {
+// It returns nil when a run is already in flight. Only the root calls it
+// (pages reach it through shared.start): the run state is the root's.
+func (m *Model) startRun(opts engine.Options) (*engineRun, tea.Cmd) {
+	c := m.c
 	if c.running != nil || c.backend.Engine == nil || c.backend.Env == nil {
 		return nil, nil
 	}

@@ -35,6 +35,10 @@ type shared struct {
 	// send hands a message to the root's Update at once (synchronously, so
 	// a page reads its own edit back in the same update).
 	send func(tea.Msg)
+	// start asks the root to start an engine run against a snapshot of the
+	// working spec; it returns the run's id and the command that feeds its
+	// events, or a nil command when another run is in flight.
+	start func(engine.Options) (runID int, cmd tea.Cmd)
 
 	catalog     *pricing.Catalog
 	catalogErr  error

@@ -54,6 +54,8 @@ type PreflightMsg struct {
 // SavedMsg reports that the spec file was written (or why not).
 type SavedMsg struct {
 	Path string
+	// Hash is the hash of the spec written (set on success).
+	Hash string
 	Err  error
 }
 

@@ -119,6 +119,13 @@ func newModelOn(ctx context.Context, b Backend, o Options, r *lipgloss.Renderer)
 	}
 	c.spec = cloneSpec(m.spec)
 	c.send = func(msg tea.Msg) { m.Update(msg) }
+	c.start = func(opts engine.Options) (int, tea.Cmd) {
+		run, cmd := m.startRun(opts)
+		if run == nil {
+			return 0, nil
+		}
+		return run.id, cmd
+	}
 	if b.Engine != nil && b.Env != nil && b.Env.State != nil {
 		for _, st := range b.Engine.Status(b.Env.State.Get(), "") {
 			c.status[st.Name] = st
@@ -170,6 +177,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case resumeMsg:
 		m.c.visited[scrWelcome] = true
 		return m, m.goTo(m.firstUnfinished())
+	case SavedMsg:
+		if msg.Err == nil {
+			c.savedHash = msg.Hash
+		}
 	case CatalogMsg:
 		c.catalog, c.catalogErr = msg.Catalog, msg.Err
 		c.specChanged()

@@ -29,8 +29,6 @@ type reviewScreen struct {
 	planHash string
 	// preflight holds the pre-flight findings of the spec planned.
 	preflight preflightPanel
-	// pendingHash is the hash of the spec being written.
-	pendingHash string
 }
 
 func newReview(c *shared) *reviewScreen { return &reviewScreen{c: c} }
@@ -87,7 +85,6 @@ func (s *reviewScreen) update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		s.saveErr = ""
-		s.c.savedHash = s.pendingHash
 	case tea.KeyMsg:
 		return s.key(msg)
 	}
@@ -98,8 +95,7 @@ func (s *reviewScreen) key(k tea.KeyMsg) tea.Cmd {
 	km := s.c.Keys
 	if s.confirm.Open() {
 		if done, yes := s.confirm.Answer(k, km); done && yes {
-			s.pendingHash = s.c.spec.Hash()
-			return saveCmd(cloneSpec(s.c.spec), s.c.backend.SpecPath)
+			return saveCmd(cloneSpec(s.c.spec), s.c.backend.SpecPath, s.c.spec.Hash())
 		}
 		return nil
 	}

@@ -26,12 +26,12 @@ type screenRun struct {
 // the command feeding its events; when another run is in flight it records
 // why nothing started and returns nil.
 func (r *screenRun) startEngine(c *shared, opts engine.Options) tea.Cmd {
-	run, cmd := c.startRun(opts)
-	if run == nil {
+	id, cmd := c.start(opts)
+	if cmd == nil {
 		r.err = "another step is still running; wait for it to finish"
 		return nil
 	}
-	r.runID, r.result, r.err = run.id, runRunning, ""
+	r.runID, r.result, r.err = id, runRunning, ""
 	return cmd
 }
 

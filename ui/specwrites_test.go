@@ -12,13 +12,19 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 )
 
-// rootSpecWriters are the only functions that may assign through a spec
-// field: the root model's constructor and its SpecEditMsg handler.
-var rootSpecWriters = map[string]bool{"newModelOn": true, "applyEdit": true}
+// rootWriters are the functions besides the root model's methods that may
+// write the shared state: the root's constructor and the recomputation of
+// what derives from the spec, which only the root calls.
+var rootWriters = map[string]bool{"newModelOn": true, "specChanged": true}
+
+// sharedFields are the selectors that lead into the root's state: the
+// working spec's copy and the pages' pointer to the shared state.
+var sharedFields = map[string]bool{"spec": true, "c": true}
 
 // TestOnlyTheRootWritesTheSpec reads every non-test file of package ui and
-// fails on a write through a `.spec` field (or a variable taken from one)
-// outside the root's functions: pages send SpecEditMsg instead.
+// fails on a write through a `.spec` or `.c` field (or a variable taken
+// from one, or a *shared parameter) outside the root's functions: pages
+// send SpecEditMsg and keep everything else in their own fields.
 func TestOnlyTheRootWritesTheSpec(t *testing.T) {
 	files, err := filepath.Glob("*.go")
 	if err != nil {
@@ -35,7 +41,7 @@ func TestOnlyTheRootWritesTheSpec(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, v := range specWrites(t, fset, name, string(src)) {
-			t.Errorf("%s writes the working spec: send a SpecEditMsg (c.editSpec) and let the root apply it", v)
+			t.Errorf("%s writes the root's state from a page: send a SpecEditMsg (c.editSpec) for the spec, a message for the rest, and let the root apply it", v)
 		}
 		checked++
 	}
@@ -60,10 +66,16 @@ func (s *poolsScreen) bad() {
 	name := s.c.spec.Name
 	name = "fine"
 	_ = name
-}`
+	s.c.savedHash = "x"
+	c := s.c
+	c.runs++
+	s.cursor = 2
+}
+func pageHelper(c *shared) { c.fullErrors = true }
+func (m *Model) root() { m.c.savedHash, m.spec.Name = "ok", "ok" }`
 	got := specWrites(t, token.NewFileSet(), "bad.go", src)
-	if len(got) != 5 {
-		t.Fatalf("found %d writes, want 5: %v", len(got), got)
+	if len(got) != 8 {
+		t.Fatalf("found %d writes, want 8: %v", len(got), got)
 	}
 }
 
@@ -94,14 +106,44 @@ func specWrites(t *testing.T, fset *token.FileSet, name, src string) []string {
 	var out []string
 	for _, d := range f.Decls {
 		fn, ok := d.(*ast.FuncDecl)
-		if !ok || fn.Body == nil || rootSpecWriters[fn.Name.Name] {
+		if !ok || fn.Body == nil || rootWriters[fn.Name.Name] || isRootMethod(fn) {
 			continue
 		}
 		w := &writeFinder{fset: fset, tainted: map[string]bool{}}
+		for _, p := range fn.Type.Params.List {
+			if isSharedPtr(p.Type) {
+				for _, id := range p.Names {
+					w.tainted[id.Name] = true
+				}
+			}
+		}
 		w.block(fn.Body)
 		out = append(out, w.found...)
 	}
 	return out
+}
+
+// isRootMethod says fn is a method of the root model.
+func isRootMethod(fn *ast.FuncDecl) bool {
+	if fn.Recv == nil || len(fn.Recv.List) == 0 {
+		return false
+	}
+	star, ok := fn.Recv.List[0].Type.(*ast.StarExpr)
+	if !ok {
+		return false
+	}
+	id, ok := star.X.(*ast.Ident)
+	return ok && id.Name == "Model"
+}
+
+// isSharedPtr says a parameter's type is *shared.
+func isSharedPtr(x ast.Expr) bool {
+	star, ok := x.(*ast.StarExpr)
+	if !ok {
+		return false
+	}
+	id, ok := star.X.(*ast.Ident)
+	return ok && id.Name == "shared"
 }
 
 // writeFinder walks one function: names bound from a `.spec` expression
@@ -167,12 +209,13 @@ func (w *writeFinder) write(x ast.Expr) {
 }
 
 // chainFromSpec follows selectors, indexes and dereferences down to the
-// root name: true when one selector is `.spec` or the root is tainted.
+// root name: true when one selector is a shared field or the root is
+// tainted.
 func (w *writeFinder) chainFromSpec(x ast.Expr) bool {
 	for {
 		switch e := x.(type) {
 		case *ast.SelectorExpr:
-			if e.Sel.Name == "spec" {
+			if sharedFields[e.Sel.Name] {
 				return true
 			}
 			x = e.X
@@ -209,7 +252,7 @@ func (w *writeFinder) fromSpec(x ast.Expr) bool {
 	case *ast.UnaryExpr:
 		return e.Op == token.AND && w.chainFromSpec(e.X)
 	case *ast.SelectorExpr:
-		return e.Sel.Name == "spec"
+		return sharedFields[e.Sel.Name]
 	case *ast.Ident:
 		return w.tainted[e.Name]
 	}
