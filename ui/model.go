@@ -158,6 +158,12 @@ func (m *Model) Init() tea.Cmd {
 
 // Update implements tea.Model.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	if e, ok := msg.(SpecEditMsg); ok {
+		// Before the overlay: an edit is the root's business, never the
+		// doctor's.
+		m.applyEdit(e)
+		return m, nil
+	}
 	if m.overlay.Active() || isOpenDoctor(msg) {
 		return m, m.updateOverlay(msg)
 	}
@@ -169,9 +175,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.KeyMsg:
 		return m, m.handleKey(msg)
-	case SpecEditMsg:
-		m.applyEdit(msg)
-		return m, nil
 	case navMsg:
 		return m, m.goTo(msg.to)
 	case resumeMsg:

@@ -20,7 +20,7 @@ func (m *Model) recipients(msg tea.Msg) []screenID {
 		return append(m.runOwners(msg.RunID), scrDone)
 	case RunDoneMsg:
 		return m.runOwners(msg.RunID)
-	case CatalogMsg, StatusMsg, TickMsg, SpecEditMsg:
+	case CatalogMsg, StatusMsg, TickMsg:
 		return nil
 	}
 	return []screenID{m.active}
