@@ -146,10 +146,10 @@ func tickCmd(every time.Duration) tea.Cmd {
 // (pages reach it through shared.start): the run state is the root's.
 func (m *Model) startRun(opts engine.Options) (*engineRun, tea.Cmd) {
 	c := m.c
-	if c.running != nil || c.backend.Engine == nil || c.backend.Env == nil {
+	if m.running != nil || c.backend.Engine == nil || c.backend.Env == nil {
 		return nil, nil
 	}
-	c.runs++
+	m.runs++
 	snap := cloneSpec(c.spec)
 	c.backend.Env.Spec = snap
 	env := *c.backend.Env
@@ -157,8 +157,8 @@ func (m *Model) startRun(opts engine.Options) (*engineRun, tea.Cmd) {
 		opts.Redact = c.backend.Redact
 	}
 	ctx, cancel := context.WithCancel(c.ctx)
-	run := &engineRun{id: c.runs, opts: opts, cancel: cancel, abandon: make(chan struct{})}
-	c.running = run
+	run := &engineRun{id: m.runs, opts: opts, cancel: cancel, abandon: make(chan struct{})}
+	m.running = run
 	ch := make(chan tea.Msg, 64)
 	eng := c.backend.Engine
 	start := func() tea.Msg {
@@ -179,8 +179,8 @@ func (m *Model) startRun(opts engine.Options) (*engineRun, tea.Cmd) {
 		return nil
 	}
 	tick := tea.Cmd(nil)
-	if !c.ticking {
-		c.ticking, tick = true, tickCmd(c.tickEvery)
+	if !m.ticking {
+		m.ticking, tick = true, tickCmd(m.tickEvery)
 	}
 	return run, tea.Batch(start, waitRunCmd(ch), tick)
 }

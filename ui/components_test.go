@@ -16,8 +16,8 @@ func TestRateLimitFromEvents(t *testing.T) {
 	m := New(b, Options{Width: 120, Height: 40, NoColor: true}).(*Model)
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	m.observe(engine.Event{Step: "secrets", Kind: engine.KindLog, Message: "created server demo-cp-1"})
-	if m.c.rateRemaining != -1 {
-		t.Errorf("an event without a rate limit changed it to %d", m.c.rateRemaining)
+	if m.rateRemaining != -1 {
+		t.Errorf("an event without a rate limit changed it to %d", m.rateRemaining)
 	}
 	m.observe(engine.Event{Step: "pools", Kind: engine.KindLog, RateLimit: &engine.RateLimit{Remaining: 3412, Limit: 3600}})
 	if !strings.Contains(m.View(), "API 3412 left") {

@@ -90,6 +90,22 @@ type Model struct {
 	// stopping is set after ctrl+c during a run: the wizard quits once the
 	// engine has checkpointed and returned.
 	stopping bool
+	// visited marks the editing screens the operator confirmed.
+	visited map[screenID]bool
+	// rateRemaining is the last "API requests remaining" an event reported;
+	// -1 when none did.
+	rateRemaining int
+
+	// runs counts engine runs, to tell their messages apart; running is
+	// set while one is in flight (the engine runs one at a time).
+	runs    int
+	running *engineRun
+	runErr  error
+	// ticking is set while a tick is pending, so runs never start a second
+	// tick chain.
+	ticking bool
+	// tickEvery is the elapsed-time refresh interval.
+	tickEvery time.Duration
 	// notice is a one-key message in the status bar (why a step cannot be
 	// opened yet, that the wizard is stopping).
 	notice string
@@ -109,9 +125,9 @@ func newModelOn(ctx context.Context, b Backend, o Options, r *lipgloss.Renderer)
 	}
 	c := &shared{
 		Common: common.Common{Styles: NewStyles(r, o.NoColor), Keys: DefaultKeyMap()}, ctx: ctx, backend: b, opts: o,
-		status: map[engine.StepName]engine.StepStatus{}, visited: map[screenID]bool{}, rateRemaining: -1, tickEvery: time.Second,
+		status: map[engine.StepName]engine.StepStatus{},
 	}
-	m := &Model{c: c, help: help.New()}
+	m := &Model{c: c, help: help.New(), visited: map[screenID]bool{}, rateRemaining: -1, tickEvery: time.Second}
 	if b.Env != nil && b.Env.Spec != nil {
 		m.spec = cloneSpec(b.Env.Spec)
 	} else {
@@ -145,7 +161,7 @@ func newModelOn(ctx context.Context, b Backend, o Options, r *lipgloss.Renderer)
 	if o.Resume || m.anyDone() {
 		m.active = m.firstUnfinished()
 		for s := scrWelcome; s < m.active; s++ {
-			c.visited[s] = true
+			m.visited[s] = true
 		}
 	}
 	return m
@@ -178,7 +194,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case navMsg:
 		return m, m.goTo(msg.to)
 	case resumeMsg:
-		m.c.visited[scrWelcome] = true
+		m.visited[scrWelcome] = true
 		return m, m.goTo(m.firstUnfinished())
 	case SavedMsg:
 		if msg.Err == nil {
@@ -193,9 +209,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case TickMsg:
 		c.now = time.Time(msg)
-		c.ticking = c.running != nil
-		if c.ticking {
-			cmds = append(cmds, tickCmd(c.tickEvery))
+		m.ticking = m.running != nil
+		if m.ticking {
+			cmds = append(cmds, tickCmd(m.tickEvery))
 		}
 	case RunEventMsg:
 		m.observe(msg.Event)
@@ -203,10 +219,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			cmds = append(cmds, waitRunCmd(msg.ch))
 		}
 	case RunDoneMsg:
-		if c.running != nil && c.running.id == msg.RunID {
-			c.running = nil
+		if m.running != nil && m.running.id == msg.RunID {
+			m.running = nil
 		}
-		c.runErr = msg.Err
+		m.runErr = msg.Err
 		cmds = append(cmds, statusCmd(c.backend))
 		if m.stopping {
 			cmds = append(cmds, tea.Quit)
@@ -226,10 +242,10 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 	m.notice = ""
 	switch {
 	case key.Matches(msg, km.Quit):
-		if c.running != nil && !m.stopping {
+		if m.running != nil && !m.stopping {
 			m.stopping = true
 			m.notice = "stopping: waiting for the engine to save its state (ctrl+c again to quit now)"
-			c.running.cancel()
+			m.running.cancel()
 			return nil
 		}
 		m.stopRuns()
@@ -251,8 +267,8 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 
 // stopRuns cancels the engine run in flight, if any.
 func (m *Model) stopRuns() {
-	if m.c.running != nil {
-		m.c.running.stop()
+	if m.running != nil {
+		m.running.stop()
 	}
 }
 
@@ -264,7 +280,7 @@ func (m *Model) observe(ev engine.Event) {
 		c.now = ev.Time
 	}
 	if ev.RateLimit != nil {
-		c.rateRemaining = ev.RateLimit.Remaining
+		m.rateRemaining = ev.RateLimit.Remaining
 	}
 	st := c.status[ev.Step]
 	st.Name = ev.Step

@@ -53,22 +53,6 @@ type shared struct {
 	status map[engine.StepName]engine.StepStatus
 	// savedHash is the hash of the spec the review screen last wrote.
 	savedHash string
-	// visited marks the editing screens the operator confirmed.
-	visited map[screenID]bool
-	// rateRemaining is the last "API requests remaining" an event reported;
-	// -1 when none did.
-	rateRemaining int
-
-	// runs counts engine runs, to tell their messages apart; running is
-	// set while one is in flight (the engine runs one at a time).
-	runs    int
-	running *engineRun
-	runErr  error
-	// ticking is set while a tick is pending, so runs never start a second
-	// tick chain.
-	ticking bool
-	// tickEvery is the elapsed-time refresh interval.
-	tickEvery time.Duration
 	// now is the latest time the UI heard of (ticks, event times): views
 	// compute elapsed times from it instead of reading the clock.
 	now time.Time

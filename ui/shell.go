@@ -97,7 +97,7 @@ func (m *Model) sidebarStatus(id screenID) string {
 	case scrImages:
 		return engineStatus(engine.StepImages)
 	case scrNetwork, scrPools, scrReview:
-		if c.visited[id] || (id == scrReview && c.isSaved()) || m.deployStarted() {
+		if m.visited[id] || (id == scrReview && c.isSaved()) || m.deployStarted() {
 			return statusDone
 		}
 	case scrBootstrap:
@@ -107,7 +107,7 @@ func (m *Model) sidebarStatus(id screenID) string {
 			return statusDone
 		}
 	case scrWelcome:
-		if c.visited[id] {
+		if m.visited[id] {
 			return statusDone
 		}
 	}
@@ -195,7 +195,7 @@ func (m *Model) goTo(id screenID) tea.Cmd {
 		return nil
 	}
 	if id > m.active {
-		m.c.visited[m.active] = true
+		m.visited[m.active] = true
 	}
 	m.active = id
 	// The last apply may have changed the cost to compare against.
@@ -229,8 +229,8 @@ func (m *Model) statusBar() string {
 	default:
 		right = append(right, st.Subtle.Render("loading prices"))
 	}
-	if c.rateRemaining >= 0 {
-		api := fmt.Sprintf("API %d left", c.rateRemaining)
+	if m.rateRemaining >= 0 {
+		api := fmt.Sprintf("API %d left", m.rateRemaining)
 		if c.backend.Sandbox {
 			api += " (fake)"
 		}

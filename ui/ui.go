@@ -136,8 +136,8 @@ func Run(ctx context.Context, b Backend, o Options) error {
 	if err != nil {
 		return fmt.Errorf("the wizard failed: %w", err)
 	}
-	if fm, ok := final.(*Model); ok && fm.c.runErr != nil {
-		return fm.c.runErr
+	if fm, ok := final.(*Model); ok && fm.runErr != nil {
+		return fm.runErr
 	}
 	return nil
 }
