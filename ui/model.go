@@ -134,7 +134,7 @@ func newModelOn(ctx context.Context, b Backend, o Options, r *lipgloss.Renderer)
 		m.spec = spec.Default("cluster")
 	}
 	c.spec = cloneSpec(m.spec)
-	c.send = func(msg tea.Msg) { m.Update(msg) }
+	c.send = func(msg SpecEditMsg) { m.Update(msg) }
 	c.start = func(opts engine.Options) (int, tea.Cmd) {
 		run, cmd := m.startRun(opts)
 		if run == nil {

@@ -32,9 +32,9 @@ type shared struct {
 	// replaces after every edit, so a page that wrote it would change
 	// nothing. Pages change the spec with editSpec (a SpecEditMsg).
 	spec *spec.Spec
-	// send hands a message to the root's Update at once (synchronously, so
-	// a page reads its own edit back in the same update).
-	send func(tea.Msg)
+	// send hands an edit to the root's Update at once (synchronously, so a
+	// page reads its own edit back in the same update).
+	send func(SpecEditMsg)
 	// start asks the root to start an engine run against a snapshot of the
 	// working spec; it returns the run's id and the command that feeds its
 	// events, or a nil command when another run is in flight.
