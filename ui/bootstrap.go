@@ -9,30 +9,32 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/ui/common"
+	"github.com/ohmytalos/ohmytalos/ui/components"
 )
 
 // bootstrapScreen creates the cluster: after confirmation it runs the
 // engine from the network step in its goroutine and shows a progress tree
 // per step, resource and node, a log pane and the elapsed time.
 type bootstrapScreen struct {
-	c       *common
-	confirm confirmBox
+	c       *shared
+	confirm components.Confirm
 	screenRun
-	prog     progressList
+	prog     components.ProgressList
 	ready    readiness // the add-ons step's wait, for the status line
 	started  time.Time
 	finished time.Time
 }
 
-func newBootstrap(c *common) *bootstrapScreen { return &bootstrapScreen{c: c} }
+func newBootstrap(c *shared) *bootstrapScreen { return &bootstrapScreen{c: c} }
 
 func (s *bootstrapScreen) enter() tea.Cmd  { return nil }
 func (s *bootstrapScreen) capturing() bool { return false }
 
 func (s *bootstrapScreen) help() keyHelp {
-	km := s.c.keys
-	if s.confirm.open {
-		return s.confirm.help(km)
+	km := s.c.Keys
+	if s.confirm.Open() {
+		return keyHelp{short: s.confirm.Help(km)}
 	}
 	result := s.result
 	if result == "" && s.c.deployStatus() == statusDone {
@@ -65,7 +67,7 @@ func (s *bootstrapScreen) update(msg tea.Msg) tea.Cmd {
 		return s.key(k)
 	}
 	if ev, ok := s.runEvent(msg); ok {
-		s.prog.add(ev)
+		s.prog.Add(ev)
 		s.ready.add(ev)
 		if s.started.IsZero() {
 			s.started = ev.Time
@@ -78,8 +80,8 @@ func (s *bootstrapScreen) update(msg tea.Msg) tea.Cmd {
 }
 
 func (s *bootstrapScreen) key(k tea.KeyMsg) tea.Cmd {
-	km := s.c.keys
-	if cmd, took := s.confirm.handle(k, km, s.start); took {
+	km := s.c.Keys
+	if cmd, took := s.confirm.Handle(k, km, s.start); took {
 		return cmd
 	}
 	switch {
@@ -91,7 +93,7 @@ func (s *bootstrapScreen) key(k tea.KeyMsg) tea.Cmd {
 	case s.result == "running":
 		return nil
 	case s.result == "failed" && key.Matches(k, km.Retry), s.result == "" && key.Matches(k, km.Enter):
-		s.confirm.ask(s.question())
+		s.confirm.Ask(s.question())
 	}
 	return nil
 }
@@ -139,12 +141,12 @@ func (s *bootstrapScreen) start() tea.Cmd {
 	if cmd == nil {
 		return nil
 	}
-	s.prog, s.started, s.finished = progressList{}, time.Time{}, time.Time{}
+	s.prog, s.started, s.finished = components.ProgressList{}, time.Time{}, time.Time{}
 	return cmd
 }
 
 func (s *bootstrapScreen) view() string {
-	c, st := s.c, s.c.styles
+	c, st := s.c, s.c.Styles
 	var b strings.Builder
 	b.WriteString(header(c, "Create and bootstrap", "network, pools, configs, servers, Talos bootstrap, add-ons"))
 	el := time.Duration(0)
@@ -161,39 +163,39 @@ func (s *bootstrapScreen) view() string {
 	case "running":
 		b.WriteString(st.Accent.Render("running") + st.Subtle.Render(" elapsed "+el.Round(time.Second).String()) + "\n")
 		if s.ready.state == runRunning && s.ready.summary != "" {
-			b.WriteString(st.Accent.Render(truncate("waiting for the cluster: "+s.ready.summary, c.width)) + "\n")
+			b.WriteString(st.Accent.Render(common.Truncate("waiting for the cluster: "+s.ready.summary, c.Width)) + "\n")
 		}
 	case "ok":
 		b.WriteString(st.Good.Render("✓ cluster bootstrapped") + st.Subtle.Render(" in "+el.Round(time.Second).String()) + "\n")
 		if s.ready.summary != "" {
-			b.WriteString(st.Good.Render(truncate("✓ "+s.ready.summary, c.width)) + "\n")
+			b.WriteString(st.Good.Render(common.Truncate("✓ "+s.ready.summary, c.Width)) + "\n")
 		}
 	case "failed":
-		b.WriteString(s.failureView(c, c.width) + st.Subtle.Render("r resumes from the failed step; finished steps are skipped") + "\n")
+		b.WriteString(s.failureView(c, c.Width) + st.Subtle.Render("r resumes from the failed step; finished steps are skipped") + "\n")
 	default:
 		if c.deployStatus() == statusDone {
 			b.WriteString(st.Good.Render("✓ the cluster was bootstrapped in an earlier run") + "\n")
 			break
 		}
-		b.WriteString("\n" + wrap(s.plan(), c.width) + "\n" + st.Subtle.Render("enter asks once more before anything is created") + "\n")
+		b.WriteString("\n" + common.Wrap(s.plan(), c.Width) + "\n" + st.Subtle.Render("enter asks once more before anything is created") + "\n")
 	}
-	if s.confirm.open {
-		b.WriteString(s.confirm.view(st, c.width) + "\n")
+	if s.confirm.Open() {
+		b.WriteString(s.confirm.View(st, c.Width) + "\n")
 	}
 	b.WriteString(s.noticeView(c))
 	b.WriteString("\n")
-	avail := c.height - strings.Count(b.String(), "\n")
-	tree := s.prog.treeView(st, c.width, c.now, max(avail*2/3, 3))
-	b.WriteString(tree + "\n" + s.logView(c.width, max(avail-lineCount(tree)-1, 2)))
+	avail := c.Height - strings.Count(b.String(), "\n")
+	tree := s.prog.TreeView(st, c.Width, c.now, max(avail*2/3, 3))
+	b.WriteString(tree + "\n" + s.logView(c.Width, max(avail-common.LineCount(tree)-1, 2)))
 	return b.String()
 }
 
 // logView is the log pane: the latest log lines that fit.
 func (s *bootstrapScreen) logView(width, height int) string {
-	st := s.c.styles
+	st := s.c.Styles
 	var lines []string
 	lines = append(lines, st.Bold.Render("log"))
-	for _, ev := range s.prog.logs {
+	for _, ev := range s.prog.Logs() {
 		text := fmt.Sprintf("[%s] %s", ev.Step, ev.Message)
 		style := st.Subtle
 		switch ev.Kind {
@@ -202,19 +204,10 @@ func (s *bootstrapScreen) logView(width, height int) string {
 		case engine.KindFailed:
 			style, text = st.Bad, fmt.Sprintf("[%s] %s", ev.Step, ev.Error)
 		}
-		lines = append(lines, style.Render(truncate(text, width)))
+		lines = append(lines, style.Render(common.Truncate(text, width)))
 	}
 	if len(lines) > height {
 		lines = append(lines[:1], lines[len(lines)-height+1:]...)
-	}
-	return strings.Join(lines, "\n")
-}
-
-// tail keeps the last n lines of s.
-func tail(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if n > 0 && len(lines) > n {
-		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
 }

@@ -119,8 +119,9 @@ func preflightCmd(ctx context.Context, b Backend, s *spec.Spec) tea.Cmd {
 	}
 }
 
-// saveCmd writes the spec file.
-func saveCmd(s *spec.Spec, path string) tea.Cmd {
+// saveCmd writes the spec file; hash is the working spec's hash when the
+// operator saved (the root records it as saved on success).
+func saveCmd(s *spec.Spec, path, hash string) tea.Cmd {
 	return func() tea.Msg {
 		if path == "" {
 			return SavedMsg{Err: errors.New("no spec path is configured; pass --config FILE")}
@@ -128,7 +129,7 @@ func saveCmd(s *spec.Spec, path string) tea.Cmd {
 		if err := s.Save(path); err != nil {
 			return SavedMsg{Path: path, Err: fmt.Errorf("write spec file %s: %w; check the folder exists and is writable", path, err)}
 		}
-		return SavedMsg{Path: path}
+		return SavedMsg{Path: path, Hash: hash}
 	}
 }
 
@@ -141,12 +142,14 @@ func tickCmd(every time.Duration) tea.Cmd {
 // returns the commands that feed its events back: the engine runs in its
 // own goroutine and sends every event into a channel, and waitRunCmd reads
 // one message and is re-issued by the root for the next (glow's pattern).
-// It returns nil when a run is already in flight.
-func (c *common) startRun(opts engine.Options) (*engineRun, tea.Cmd) {
-	if c.running != nil || c.backend.Engine == nil || c.backend.Env == nil {
+// It returns nil when a run is already in flight. Only the root calls it
+// (pages reach it through shared.start): the run state is the root's.
+func (m *Model) startRun(opts engine.Options) (*engineRun, tea.Cmd) {
+	c := m.c
+	if m.running != nil || c.backend.Engine == nil || c.backend.Env == nil {
 		return nil, nil
 	}
-	c.runs++
+	m.runs++
 	snap := cloneSpec(c.spec)
 	c.backend.Env.Spec = snap
 	env := *c.backend.Env
@@ -154,8 +157,8 @@ func (c *common) startRun(opts engine.Options) (*engineRun, tea.Cmd) {
 		opts.Redact = c.backend.Redact
 	}
 	ctx, cancel := context.WithCancel(c.ctx)
-	run := &engineRun{id: c.runs, opts: opts, cancel: cancel, abandon: make(chan struct{})}
-	c.running = run
+	run := &engineRun{id: m.runs, opts: opts, cancel: cancel, abandon: make(chan struct{})}
+	m.running = run
 	ch := make(chan tea.Msg, 64)
 	eng := c.backend.Engine
 	start := func() tea.Msg {
@@ -176,8 +179,8 @@ func (c *common) startRun(opts engine.Options) (*engineRun, tea.Cmd) {
 		return nil
 	}
 	tick := tea.Cmd(nil)
-	if !c.ticking {
-		c.ticking, tick = true, tickCmd(c.tickEvery)
+	if !m.ticking {
+		m.ticking, tick = true, tickCmd(m.tickEvery)
 	}
 	return run, tea.Batch(start, waitRunCmd(ch), tick)
 }

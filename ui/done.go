@@ -10,17 +10,18 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/addons"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/ui/common"
 )
 
 // doneScreen says whether the cluster is ready to use (every node Ready,
 // the add-ons ready, as the add-ons step reported) or exactly what is
 // missing, where the kubeconfig and talosconfig are and what to run next.
 type doneScreen struct {
-	c     *common
+	c     *shared
 	ready readiness
 }
 
-func newDone(c *common) *doneScreen { return &doneScreen{c: c} }
+func newDone(c *shared) *doneScreen { return &doneScreen{c: c} }
 
 func (s *doneScreen) enter() tea.Cmd  { return nil }
 func (s *doneScreen) capturing() bool { return false }
@@ -29,7 +30,7 @@ func (s *doneScreen) capturing() bool { return false }
 var doctorKey = key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "run the doctor"))
 
 func (s *doneScreen) help() keyHelp {
-	q := s.c.keys.Enter
+	q := s.c.Keys.Enter
 	q.SetHelp("enter", "quit")
 	short := []key.Binding{q}
 	if s.c.backend.Doctor != nil {
@@ -45,7 +46,7 @@ func (s *doneScreen) update(msg tea.Msg) tea.Cmd {
 	}
 	k, ok := msg.(tea.KeyMsg)
 	switch {
-	case ok && key.Matches(k, s.c.keys.Enter):
+	case ok && key.Matches(k, s.c.Keys.Enter):
 		return tea.Quit
 	case ok && key.Matches(k, doctorKey) && s.c.backend.Doctor != nil:
 		return func() tea.Msg { return openDoctorMsg{} }
@@ -54,7 +55,7 @@ func (s *doneScreen) update(msg tea.Msg) tea.Cmd {
 }
 
 func (s *doneScreen) view() string {
-	c, st := s.c, s.c.styles
+	c, st := s.c, s.c.Styles
 	config := ""
 	if c.backend.SpecPath != "" && c.backend.SpecPath != "ohmytalos.yaml" {
 		config = " --config " + c.backend.SpecPath
@@ -70,13 +71,13 @@ func (s *doneScreen) view() string {
 	var b strings.Builder
 	b.WriteString(s.outcome() + "\n")
 	if c.backend.Sandbox {
-		b.WriteString(st.Warn.Render(wrap("Sandbox run: nothing was created on Hetzner; the kubeconfig points at fakes that stop with this process.", c.width)) + "\n\n")
+		b.WriteString(st.Warn.Render(common.Wrap("Sandbox run: nothing was created on Hetzner; the kubeconfig points at fakes that stop with this process.", c.Width)) + "\n\n")
 	}
 	use := "Merge the kubeconfig into yours for kubectl (its context becomes the current one), or write the files out (mode 0600):"
 	if c.backend.Sandbox {
 		use = "Write them out when you need them (mode 0600):"
 	}
-	b.WriteString(wrap(fmt.Sprintf("The kubeconfig and talosconfig are stored encrypted (age) in %s. %s", stateDir, use), c.width) + "\n")
+	b.WriteString(common.Wrap(fmt.Sprintf("The kubeconfig and talosconfig are stored encrypted (age) in %s. %s", stateDir, use), c.Width) + "\n")
 	if !c.backend.Sandbox {
 		b.WriteString(cmd("ohmytalos kubeconfig" + config + " --merge"))
 	}
@@ -92,9 +93,9 @@ func (s *doneScreen) view() string {
 		b.WriteString(cmd("kubectl --kubeconfig kubeconfig get nodes"))
 		b.WriteString(cmd("ohmytalos doctor" + config))
 	} else {
-		b.WriteString(st.Subtle.Render(wrap("For a sandbox that outlives the wizard, run \"ohmytalos sandbox serve\" and use plan, apply and doctor against it (see the README).", c.width)) + "\n")
+		b.WriteString(st.Subtle.Render(common.Wrap("For a sandbox that outlives the wizard, run \"ohmytalos sandbox serve\" and use plan, apply and doctor against it (see the README).", c.Width)) + "\n")
 	}
-	b.WriteString("\n" + st.Subtle.Render(wrap("The spec is in "+c.backend.SpecPath+"; keep it in git. Run \"ohmytalos apply\" after editing it.", c.width)) + "\n")
+	b.WriteString("\n" + st.Subtle.Render(common.Wrap("The spec is in "+c.backend.SpecPath+"; keep it in git. Run \"ohmytalos apply\" after editing it.", c.Width)) + "\n")
 	return b.String()
 }
 
@@ -102,10 +103,12 @@ func (s *doneScreen) view() string {
 // what is missing (its error names it, and the nodes and workloads whose
 // last report was not ready), or that it has not run.
 func (s *doneScreen) outcome() string {
-	c, st, r := s.c, s.c.styles, &s.ready
+	c, st, r := s.c, s.c.Styles, &s.ready
 	name := c.spec.Name
 	var b strings.Builder
-	line := func(style lipgloss.Style, text string) { b.WriteString(style.Render(wrap(text, c.width)) + "\n") }
+	line := func(style lipgloss.Style, text string) {
+		b.WriteString(style.Render(common.Wrap(text, c.Width)) + "\n")
+	}
 	status := c.stepStatus(engine.StepAddons)
 	switch {
 	case (r.state == "done" || r.state != "failed" && r.state != runRunning && status == engine.StatusDone) && !addons.Enabled(c.spec)[addons.Cilium]:
@@ -136,7 +139,7 @@ func (s *doneScreen) outcome() string {
 		}
 		switch {
 		case why != "":
-			b.WriteString(errorText(c, st.Bad, "✗ missing: "+why, c.width) + "\n")
+			b.WriteString(errorText(c, st.Bad, "✗ missing: "+why, c.Width) + "\n")
 		case len(r.missing()) > 0:
 			line(st.Bad, "✗ missing (last reported): "+r.summary)
 			for _, row := range r.missing() {
@@ -145,7 +148,7 @@ func (s *doneScreen) outcome() string {
 		default:
 			line(st.Bad, "✗ the add-ons step failed without saying why; run \"ohmytalos doctor --check nodes-ready,addons\"")
 		}
-		line(st.Subtle, "Go back to the bootstrap step ("+c.keys.Prev.Help().Key+") and press "+c.keys.Retry.Help().Key+" to resume, or run \"ohmytalos apply --only addons\" to wait again.")
+		line(st.Subtle, "Go back to the bootstrap step ("+c.Keys.Prev.Help().Key+") and press "+c.Keys.Retry.Help().Key+" to resume, or run \"ohmytalos apply --only addons\" to wait again.")
 	default:
 		b.WriteString(st.Title.Render("Cluster "+name+" is up but not ready to use") + "\n\n")
 		line(st.Warn, "The add-ons step (Cilium, Hetzner cloud controller and CSI) has not run: nodes stay NotReady without a CNI. Run \"ohmytalos apply\" to install them.")

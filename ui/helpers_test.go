@@ -252,7 +252,7 @@ func newHarness(t testing.TB, o Options) (*harness, []*fakeStep) {
 func newHarnessFor(t testing.TB, g *guard, b Backend, o Options) *harness {
 	o.NoColor = true
 	m := newModel(context.Background(), b, o)
-	m.c.tickEvery = 5 * time.Millisecond // ticks are dropped below: do not wait for them
+	m.tickEvery = 5 * time.Millisecond // ticks are dropped below: do not wait for them
 	h := &harness{Loop: testloop.New(t, m, isTick), t: t, g: g, m: m}
 	t.Cleanup(m.stopRuns)
 	h.Run(m.Init())

@@ -12,13 +12,14 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/factory"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/ui/components"
 )
 
 // imagesScreen picks the system extensions of each schematic, shows the
 // schematic IDs (computed offline on every change) and builds the
 // snapshots with the images step, showing progress per image.
 type imagesScreen struct {
-	c       *common
+	c       *shared
 	tab     int // index into schematicNames
 	cursor  int
 	exts    []factory.Extension
@@ -34,12 +35,12 @@ type imagesScreen struct {
 	versions        []string
 	versionsLoading bool
 	versionsErr     string
-	confirm         confirmBox
+	confirm         components.Confirm
 	screenRun
-	prog progressList
+	prog components.ProgressList
 }
 
-func newImages(c *common) *imagesScreen {
+func newImages(c *shared) *imagesScreen {
 	s := &imagesScreen{c: c, ids: map[string]string{}}
 	for _, n := range s.schematicNames() {
 		for _, e := range s.schematic(n).Extensions {
@@ -70,9 +71,9 @@ func (s *imagesScreen) enter() tea.Cmd {
 func (s *imagesScreen) capturing() bool { return false }
 
 func (s *imagesScreen) help() keyHelp {
-	km := s.c.keys
-	if s.confirm.open {
-		return s.confirm.help(km)
+	km := s.c.Keys
+	if s.confirm.Open() {
+		return keyHelp{short: s.confirm.Help(km)}
 	}
 	enter := km.Enter
 	enter.SetHelp("enter", "build snapshots")
@@ -109,14 +110,16 @@ func (s *imagesScreen) schematic(name string) spec.Schematic {
 }
 
 func (s *imagesScreen) setSchematic(name string, sc spec.Schematic) {
-	switch name {
-	case "controlPlane":
-		s.c.spec.Schematics.ControlPlane = sc
-	case "worker":
-		s.c.spec.Schematics.Worker = sc
-	default:
-		s.c.spec.Schematics.Extra[name] = sc
-	}
+	s.c.editSpec(func(sp *spec.Spec) {
+		switch name {
+		case "controlPlane":
+			sp.Schematics.ControlPlane = sc
+		case "worker":
+			sp.Schematics.Worker = sc
+		default:
+			sp.Schematics.Extra[name] = sc
+		}
+	})
 }
 
 // options lists what the picker offers: the factory's official extensions,
@@ -174,15 +177,15 @@ func (s *imagesScreen) update(msg tea.Msg) tea.Cmd {
 		return s.key(msg)
 	}
 	if ev, ok := s.runEvent(msg); ok {
-		s.prog.add(ev)
+		s.prog.Add(ev)
 	}
 	s.runDone(msg)
 	return nil
 }
 
 func (s *imagesScreen) key(msg tea.KeyMsg) tea.Cmd {
-	km := s.c.keys
-	if cmd, took := s.confirm.handle(msg, km, s.build); took {
+	km := s.c.Keys
+	if cmd, took := s.confirm.Handle(msg, km, s.build); took {
 		return cmd
 	}
 	opts := s.options()
@@ -211,7 +214,7 @@ func (s *imagesScreen) key(msg tea.KeyMsg) tea.Cmd {
 		if s.c.backend.Sandbox {
 			cost = "Sandbox: the throwaway servers are fakes; nothing is billed."
 		}
-		s.confirm.ask(fmt.Sprintf("Build %d Talos snapshot(s) (%s)? %s", len(imgs), strings.Join(names, ", "), cost))
+		s.confirm.Ask(fmt.Sprintf("Build %d Talos snapshot(s) (%s)? %s", len(imgs), strings.Join(names, ", "), cost))
 	}
 	return nil
 }
@@ -229,25 +232,24 @@ func (s *imagesScreen) toggle(name string) {
 	if s.result == "ok" {
 		s.result = ""
 	}
-	s.c.specChanged()
 }
 
 // build runs the images step alone.
 func (s *imagesScreen) build() tea.Cmd {
 	cmd := s.startEngine(s.c, engine.Options{Only: engine.StepImages})
 	if cmd != nil {
-		s.prog = progressList{}
+		s.prog = components.ProgressList{}
 	}
 	return cmd
 }
 
 func (s *imagesScreen) view() string {
-	c, st := s.c, s.c.styles
+	c, st := s.c, s.c.Styles
 	var b strings.Builder
 	b.WriteString(header(c, "Talos images", fmt.Sprintf("Talos %s, one snapshot per schematic and architecture", c.spec.Talos.Version)) + "\n")
 	b.WriteString(s.versionLine())
 	idw := 12
-	if c.width >= 95 {
+	if c.Width >= 95 {
 		idw = 64
 	}
 	for i, n := range s.schematicNames() {
@@ -264,28 +266,28 @@ func (s *imagesScreen) view() string {
 		b.WriteString(name + " " + st.Accent.Render(id) + " " + st.Subtle.Render(strings.Join(s.schematic(n).Extensions, ", ")) + "\n")
 	}
 	if s.idErr != "" {
-		b.WriteString(errorText(c, st.Bad, s.idErr, c.width) + "\n")
+		b.WriteString(errorText(c, st.Bad, s.idErr, c.Width) + "\n")
 	}
 	b.WriteString("\n")
-	if s.confirm.open {
-		b.WriteString(s.confirm.view(st, c.width) + "\n")
+	if s.confirm.Open() {
+		b.WriteString(s.confirm.View(st, c.Width) + "\n")
 	}
 	switch {
 	case s.loading:
 		b.WriteString(st.Subtle.Render("loading the official extensions…") + "\n")
 	case s.loadErr != "":
-		b.WriteString(errorText(c, st.Warn, "extensions unavailable: "+s.loadErr, c.width) + "\n")
+		b.WriteString(errorText(c, st.Warn, "extensions unavailable: "+s.loadErr, c.Width) + "\n")
 	}
 	progress := s.progressView()
 	used := strings.Count(b.String(), "\n") + strings.Count(progress, "\n") + 2
-	b.WriteString(s.listView(max(c.height-used-1, 3)))
+	b.WriteString(s.listView(max(c.Height-used-1, 3)))
 	b.WriteString("\n\n" + progress)
 	return b.String()
 }
 
 // listView is the extension picker, scrolled to keep the cursor visible.
 func (s *imagesScreen) listView(height int) string {
-	st := s.c.styles
+	st := s.c.Styles
 	opts := s.options()
 	selected := s.schematic(s.current()).Extensions
 	desc := map[string]string{}
@@ -317,7 +319,7 @@ func (s *imagesScreen) listView(height int) string {
 }
 
 func (s *imagesScreen) progressView() string {
-	st := s.c.styles
+	st := s.c.Styles
 	var b strings.Builder
 	switch s.result {
 	case "running":
@@ -325,9 +327,9 @@ func (s *imagesScreen) progressView() string {
 	case "ok":
 		b.WriteString(st.Good.Render("✓ snapshots ready") + "\n")
 	case "failed":
-		b.WriteString(s.failureView(s.c, s.c.width))
+		b.WriteString(s.failureView(s.c, s.c.Width))
 	}
 	b.WriteString(s.noticeView(s.c))
-	b.WriteString(s.prog.view(st, s.c.width))
+	b.WriteString(s.prog.View(st, s.c.Width))
 	return b.String()
 }

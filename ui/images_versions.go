@@ -10,6 +10,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/ohmytalos/ohmytalos/internal/factory"
+	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/ui/common"
 )
 
 // The Talos version picker of the images screen: the factory's releases
@@ -110,12 +112,11 @@ func (s *imagesScreen) pickVersion() tea.Cmd {
 	if v == s.c.spec.Talos.Version {
 		return nil
 	}
-	s.c.spec.Talos.Version = v
+	s.c.editSpec(func(sp *spec.Spec) { sp.Talos.Version = v })
 	s.recompute()
 	if s.result == "ok" {
 		s.result = "" // the snapshots built were for the previous release
 	}
-	s.c.specChanged()
 	s.exts, s.loadErr, s.cursor = nil, "", 0
 	s.loading = true
 	return extensionsCmd(s.c.ctx, s.c.backend, v)
@@ -124,14 +125,14 @@ func (s *imagesScreen) pickVersion() tea.Cmd {
 // versionLine is the picker's state under the header: empty when the
 // releases are listed, else loading or why they are not.
 func (s *imagesScreen) versionLine() string {
-	st := s.c.styles
+	st := s.c.Styles
 	switch {
 	case s.c.backend.Versions == nil:
 		return ""
 	case s.versionsLoading:
 		return st.Subtle.Render("loading the Talos releases…") + "\n"
 	case s.versionsErr != "":
-		return st.Warn.Render(wrap(fmt.Sprintf("Talos releases unavailable, keeping %s (v tries again): %s", s.c.spec.Talos.Version, s.versionsErr), s.c.width)) + "\n"
+		return st.Warn.Render(common.Wrap(fmt.Sprintf("Talos releases unavailable, keeping %s (v tries again): %s", s.c.spec.Talos.Version, s.versionsErr), s.c.Width)) + "\n"
 	}
 	return ""
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/factory"
 	"github.com/ohmytalos/ohmytalos/internal/pricing"
+	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/steps"
 )
 
@@ -53,6 +54,8 @@ type PreflightMsg struct {
 // SavedMsg reports that the spec file was written (or why not).
 type SavedMsg struct {
 	Path string
+	// Hash is the hash of the spec written (set on success).
+	Hash string
 	Err  error
 }
 
@@ -71,6 +74,13 @@ type RunDoneMsg struct {
 
 // TickMsg drives elapsed-time displays while a run is in flight.
 type TickMsg time.Time
+
+// SpecEditMsg asks the root to change the working spec: pages never write
+// it. The root runs Edit on its spec, recomputes what derives from it
+// (findings, estimate) and hands the pages a fresh read-only view.
+type SpecEditMsg struct {
+	Edit func(*spec.Spec)
+}
 
 // navMsg asks the root to show another screen.
 type navMsg struct{ to screenID }

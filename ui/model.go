@@ -11,6 +11,8 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/ui/common"
+	"github.com/ohmytalos/ohmytalos/ui/components"
 )
 
 // screenID names a wizard screen; the order is the sidebar's.
@@ -52,13 +54,13 @@ func (s screenID) String() string {
 	return "?"
 }
 
-// screen is one page of the wizard. Screens share the root's common.
+// screen is one page of the wizard. Screens read the root's shared state.
 type screen interface {
 	// enter runs when the screen becomes active; it may start loads.
 	enter() tea.Cmd
-	// update handles keys (when active) and every other message.
+	// update handles keys (when active) and the messages meant for it.
 	update(msg tea.Msg) tea.Cmd
-	// view renders the content area (common.width x common.height).
+	// view renders the content area (Common.Width x Common.Height).
 	view() string
 	// help lists the keys that work right now.
 	help() keyHelp
@@ -68,13 +70,17 @@ type screen interface {
 }
 
 // Model is the wizard's root model: it owns the shell (sidebar, status
-// bar, footer), routes keys to the active screen and every other message
-// to all screens, and re-issues the commands that stream engine events.
+// bar, footer) and the working spec, routes keys to the active screen and
+// every other message to the screen it is for (route.go), and re-issues
+// the commands that stream engine events.
 type Model struct {
 	// overlay is a full-screen sub-program (the doctor) that gets every
 	// message until it sends doctorui.ClosedMsg.
-	overlay  tea.Model
-	c        *common
+	overlay components.Overlay
+	// spec is the working spec: only the root writes it, in response to
+	// SpecEditMsg (specedit.go); pages read the copy in c.spec.
+	spec     *spec.Spec
+	c        *shared
 	screens  [numScreens]screen
 	active   screenID
 	help     help.Model
@@ -84,6 +90,22 @@ type Model struct {
 	// stopping is set after ctrl+c during a run: the wizard quits once the
 	// engine has checkpointed and returned.
 	stopping bool
+	// visited marks the editing screens the operator confirmed.
+	visited map[screenID]bool
+	// rateRemaining is the last "API requests remaining" an event reported;
+	// -1 when none did.
+	rateRemaining int
+
+	// runs counts engine runs, to tell their messages apart; running is
+	// set while one is in flight (the engine runs one at a time).
+	runs    int
+	running *engineRun
+	runErr  error
+	// ticking is set while a tick is pending, so runs never start a second
+	// tick chain.
+	ticking bool
+	// tickEvery is the elapsed-time refresh interval.
+	tickEvery time.Duration
 	// notice is a one-key message in the status bar (why a step cannot be
 	// opened yet, that the wizard is stopping).
 	notice string
@@ -101,14 +123,24 @@ func newModelOn(ctx context.Context, b Backend, o Options, r *lipgloss.Renderer)
 	if o.Height <= 0 {
 		o.Height = 24
 	}
-	c := &common{
-		ctx: ctx, backend: b, opts: o, styles: NewStyles(r, o.NoColor), keys: DefaultKeyMap(),
-		status: map[engine.StepName]engine.StepStatus{}, visited: map[screenID]bool{}, rateRemaining: -1, tickEvery: time.Second,
+	c := &shared{
+		Common: common.Common{Styles: NewStyles(r, o.NoColor), Keys: DefaultKeyMap()}, ctx: ctx, backend: b, opts: o,
+		status: map[engine.StepName]engine.StepStatus{},
 	}
+	m := &Model{c: c, help: help.New(), visited: map[screenID]bool{}, rateRemaining: -1, tickEvery: time.Second}
 	if b.Env != nil && b.Env.Spec != nil {
-		c.spec = cloneSpec(b.Env.Spec)
+		m.spec = cloneSpec(b.Env.Spec)
 	} else {
-		c.spec = spec.Default("cluster")
+		m.spec = spec.Default("cluster")
+	}
+	c.spec = cloneSpec(m.spec)
+	c.send = func(msg SpecEditMsg) { m.Update(msg) }
+	c.start = func(opts engine.Options) (int, tea.Cmd) {
+		run, cmd := m.startRun(opts)
+		if run == nil {
+			return 0, nil
+		}
+		return run.id, cmd
 	}
 	if b.Engine != nil && b.Env != nil && b.Env.State != nil {
 		for _, st := range b.Engine.Status(b.Env.State.Get(), "") {
@@ -117,11 +149,10 @@ func newModelOn(ctx context.Context, b Backend, o Options, r *lipgloss.Renderer)
 	}
 	if o.Resume {
 		// A resumed spec was read from Backend.SpecPath: the file holds it.
-		c.savedHash = c.spec.Hash()
+		c.savedHash = m.spec.Hash()
 	}
 	c.specChanged()
-	m := &Model{c: c, help: help.New()}
-	m.help.Styles = c.styles.Help
+	m.help.Styles = c.Styles.Help
 	m.screens = [numScreens]screen{
 		newWelcome(c), newSecrets(c), newImages(c), newNetwork(c),
 		newPools(c), newReview(c), newBootstrap(c), newDone(c),
@@ -130,7 +161,7 @@ func newModelOn(ctx context.Context, b Backend, o Options, r *lipgloss.Renderer)
 	if o.Resume || m.anyDone() {
 		m.active = m.firstUnfinished()
 		for s := scrWelcome; s < m.active; s++ {
-			c.visited[s] = true
+			m.visited[s] = true
 		}
 	}
 	return m
@@ -143,7 +174,13 @@ func (m *Model) Init() tea.Cmd {
 
 // Update implements tea.Model.
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
-	if m.overlay != nil || isOpenDoctor(msg) {
+	if e, ok := msg.(SpecEditMsg); ok {
+		// Before the overlay: an edit is the root's business, never the
+		// doctor's.
+		m.applyEdit(e)
+		return m, nil
+	}
+	if m.overlay.Active() || isOpenDoctor(msg) {
 		return m, m.updateOverlay(msg)
 	}
 	c := m.c
@@ -157,8 +194,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case navMsg:
 		return m, m.goTo(msg.to)
 	case resumeMsg:
-		m.c.visited[scrWelcome] = true
+		m.visited[scrWelcome] = true
 		return m, m.goTo(m.firstUnfinished())
+	case SavedMsg:
+		if msg.Err == nil {
+			c.savedHash = msg.Hash
+		}
 	case CatalogMsg:
 		c.catalog, c.catalogErr = msg.Catalog, msg.Err
 		c.specChanged()
@@ -168,9 +209,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 	case TickMsg:
 		c.now = time.Time(msg)
-		c.ticking = c.running != nil
-		if c.ticking {
-			cmds = append(cmds, tickCmd(c.tickEvery))
+		m.ticking = m.running != nil
+		if m.ticking {
+			cmds = append(cmds, tickCmd(m.tickEvery))
 		}
 	case RunEventMsg:
 		m.observe(msg.Event)
@@ -178,17 +219,17 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			cmds = append(cmds, waitRunCmd(msg.ch))
 		}
 	case RunDoneMsg:
-		if c.running != nil && c.running.id == msg.RunID {
-			c.running = nil
+		if m.running != nil && m.running.id == msg.RunID {
+			m.running = nil
 		}
-		c.runErr = msg.Err
+		m.runErr = msg.Err
 		cmds = append(cmds, statusCmd(c.backend))
 		if m.stopping {
 			cmds = append(cmds, tea.Quit)
 		}
 	}
-	for _, s := range m.screens {
-		cmds = append(cmds, s.update(msg))
+	for _, id := range m.recipients(msg) {
+		cmds = append(cmds, m.screens[id].update(msg))
 	}
 	return m, tea.Batch(cmds...)
 }
@@ -196,15 +237,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // handleKey applies the wizard-wide keys, else hands the key to the
 // active screen.
 func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
-	c, km := m.c, m.c.keys
+	c, km := m.c, m.c.Keys
 	scr := m.screens[m.active]
 	m.notice = ""
 	switch {
 	case key.Matches(msg, km.Quit):
-		if c.running != nil && !m.stopping {
+		if m.running != nil && !m.stopping {
 			m.stopping = true
 			m.notice = "stopping: waiting for the engine to save its state (ctrl+c again to quit now)"
-			c.running.cancel()
+			m.running.cancel()
 			return nil
 		}
 		m.stopRuns()
@@ -226,8 +267,8 @@ func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
 
 // stopRuns cancels the engine run in flight, if any.
 func (m *Model) stopRuns() {
-	if m.c.running != nil {
-		m.c.running.stop()
+	if m.running != nil {
+		m.running.stop()
 	}
 }
 
@@ -239,7 +280,7 @@ func (m *Model) observe(ev engine.Event) {
 		c.now = ev.Time
 	}
 	if ev.RateLimit != nil {
-		c.rateRemaining = ev.RateLimit.Remaining
+		m.rateRemaining = ev.RateLimit.Remaining
 	}
 	st := c.status[ev.Step]
 	st.Name = ev.Step
@@ -260,8 +301,8 @@ func (m *Model) observe(ev engine.Event) {
 func (m *Model) resize(w, h int) {
 	m.width, m.height = w, h
 	m.help.Width = w
-	m.c.width = max(w-m.sidebarWidth()-3, 20)
-	m.c.height = max(h-1-m.footerHeight(), 5)
+	m.c.Width = max(w-m.sidebarWidth()-3, 20)
+	m.c.Height = max(h-1-m.footerHeight(), 5)
 }
 
 func (m *Model) sidebarWidth() int {

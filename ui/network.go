@@ -11,6 +11,8 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/netplan"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/ui/common"
+	"github.com/ohmytalos/ohmytalos/ui/components"
 )
 
 // netField is one input of the network screen, bound to a spec field.
@@ -39,7 +41,7 @@ func netFields() []netField {
 // networkScreen edits the address layout; netplan findings are shown
 // beside each field on every keystroke, with a map of the range.
 type networkScreen struct {
-	c      *common
+	c      *shared
 	fields []netField
 	inputs []textinput.Model
 	focus  int
@@ -47,10 +49,10 @@ type networkScreen struct {
 	access accessState
 }
 
-func newNetwork(c *common) *networkScreen {
+func newNetwork(c *shared) *networkScreen {
 	s := &networkScreen{c: c, fields: netFields()}
 	for _, f := range s.fields {
-		s.inputs = append(s.inputs, newInput(c.styles, f.get(c.spec), f.placeholder, 18))
+		s.inputs = append(s.inputs, components.NewInput(c.Styles, f.get(c.spec), f.placeholder, 18))
 	}
 	s.inputs[0].Focus()
 	return s
@@ -63,14 +65,13 @@ func (s *networkScreen) enter() tea.Cmd {
 			s.inputs[i].SetValue(f.get(s.c.spec))
 		}
 	}
-	s.c.specChanged()
 	return s.startDetect()
 }
 
 func (s *networkScreen) capturing() bool { return true }
 
 func (s *networkScreen) help() keyHelp {
-	km := s.c.keys
+	km := s.c.Keys
 	enter := km.Enter // what enter does here: next field, then continue
 	if s.focus < len(s.inputs)-1 {
 		enter.SetHelp("enter", "next field")
@@ -87,7 +88,7 @@ func (s *networkScreen) update(msg tea.Msg) tea.Cmd {
 	if !ok {
 		return nil
 	}
-	km := s.c.keys
+	km := s.c.Keys
 	switch {
 	case key.Matches(k, km.Tab):
 		s.setFocus((s.focus + 1) % len(s.inputs))
@@ -108,9 +109,9 @@ func (s *networkScreen) update(msg tea.Msg) tea.Cmd {
 	}
 	var cmd tea.Cmd
 	s.inputs[s.focus], cmd = s.inputs[s.focus].Update(k)
-	s.fields[s.focus].set(s.c.spec, strings.TrimSpace(s.inputs[s.focus].Value()))
+	field, value := s.fields[s.focus], strings.TrimSpace(s.inputs[s.focus].Value())
+	s.c.editSpec(func(sp *spec.Spec) { field.set(sp, value) })
 	s.notice = ""
-	s.c.specChanged()
 	return cmd
 }
 
@@ -121,13 +122,13 @@ func (s *networkScreen) setFocus(i int) {
 }
 
 func (s *networkScreen) view() string {
-	c, st := s.c, s.c.styles
+	c, st := s.c, s.c.Styles
 	var b strings.Builder
 	b.WriteString(header(c, "Network layout", "Hetzner private network, subnets, Kubernetes ranges, API VIP") + "\n")
 	leftW := 2 + 14 + 19
-	beside := c.width-leftW-1 >= 40
+	beside := c.Width-leftW-1 >= 40
 	maxLines := 2
-	if c.height >= 30 {
+	if c.Height >= 30 {
 		maxLines = 4
 	}
 	for i, f := range s.fields {
@@ -138,7 +139,7 @@ func (s *networkScreen) view() string {
 		left := cur + st.Label.Render(f.label) + s.inputs[i].View()
 		fs := c.findingsFor(f.field)
 		if beside {
-			right := s.findingText(fs, c.width-leftW-1, maxLines)
+			right := s.findingText(fs, c.Width-leftW-1, maxLines)
 			b.WriteString(lipgloss.JoinHorizontal(lipgloss.Top, st.App.Width(leftW).Render(left), " ", right) + "\n")
 			continue
 		}
@@ -146,7 +147,7 @@ func (s *networkScreen) view() string {
 			b.WriteString(st.App.Width(leftW).Render(left) + " " + st.Good.Render("✓") + "\n")
 			continue
 		}
-		b.WriteString(left + "\n" + indent(s.findingText(fs, c.width-4, maxLines), 4) + "\n")
+		b.WriteString(left + "\n" + common.Indent(s.findingText(fs, c.Width-4, maxLines), 4) + "\n")
 	}
 	var other []netplan.Finding
 	for _, f := range c.findings {
@@ -155,7 +156,7 @@ func (s *networkScreen) view() string {
 		}
 	}
 	if len(other) > 0 {
-		b.WriteString(st.Warn.Render(wrap(fmt.Sprintf("%d finding(s) on pool subnets (see the pools screen): %s: %s", len(other), other[0].Field, other[0].Message), c.width)) + "\n")
+		b.WriteString(st.Warn.Render(common.Wrap(fmt.Sprintf("%d finding(s) on pool subnets (see the pools screen): %s: %s", len(other), other[0].Field, other[0].Message), c.Width)) + "\n")
 	}
 	if note := s.accessNote(); note != "" {
 		b.WriteString(note + "\n")
@@ -165,7 +166,7 @@ func (s *networkScreen) view() string {
 	}
 	b.WriteString("\n")
 	layout, _ := c.adapt()
-	b.WriteString(subnetMap(st, layout, c.width))
+	b.WriteString(components.SubnetMap(st, layout, c.Width))
 	return b.String()
 }
 
@@ -181,7 +182,7 @@ func (s *networkScreen) isField(field string) bool {
 // findingText renders a field's findings in width columns, at most
 // maxLines lines per finding (the fix included when there is room).
 func (s *networkScreen) findingText(fs []netplan.Finding, width, maxLines int) string {
-	st := s.c.styles
+	st := s.c.Styles
 	if len(fs) == 0 {
 		return st.Good.Render("✓")
 	}
@@ -208,10 +209,4 @@ func (s *networkScreen) findingText(fs []netplan.Finding, width, maxLines int) s
 		}
 	}
 	return strings.Join(out, "\n")
-}
-
-// indent prefixes every line of s with n spaces.
-func indent(s string, n int) string {
-	pad := strings.Repeat(" ", n)
-	return pad + strings.ReplaceAll(s, "\n", "\n"+pad)
 }

@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/ui/common"
 )
 
 // OperatorAddressMsg carries the operator's detected public address as
@@ -79,28 +80,28 @@ func (s *networkScreen) detected(msg OperatorAddressMsg) {
 	if msg.Err != nil || len(s.c.spec.Firewall.Allow) > 0 {
 		return
 	}
-	s.c.spec.Firewall.Allow = msg.Sources
+	sources := msg.Sources
+	s.c.editSpec(func(sp *spec.Spec) { sp.Firewall.Allow = sources })
 	for i, f := range s.fields {
 		if f.field == "firewall.allow" {
 			s.inputs[i].SetValue(f.get(s.c.spec))
 		}
 	}
-	s.c.specChanged()
 }
 
 // accessNote is the line under the fields: what was detected, from where,
 // and what an empty or open value means.
 func (s *networkScreen) accessNote() string {
-	st, a := s.c.styles, s.access
+	st, a := s.c.Styles, s.access
 	switch {
 	case s.c.spec.OpenToInternet():
 		return st.Warn.Render("! API access 0.0.0.0/0 opens the Talos and Kubernetes APIs to the whole internet")
 	case a.detecting:
 		return st.Subtle.Render("API access: detecting your public address…")
 	case a.got && a.detected.Err != nil:
-		return st.Bad.Render(wrap("API access: could not detect your address ("+a.detected.Err.Error()+"): type the ranges that may reach the APIs", s.c.width))
+		return st.Bad.Render(common.Wrap("API access: could not detect your address ("+a.detected.Err.Error()+"): type the ranges that may reach the APIs", s.c.Width))
 	case a.got:
-		return st.Subtle.Render(wrap("API access: detected "+strings.Join(a.detected.Sources, ", ")+" from "+a.detected.From+"; edit to admit other ranges", s.c.width))
+		return st.Subtle.Render(common.Wrap("API access: detected "+strings.Join(a.detected.Sources, ", ")+" from "+a.detected.From+"; edit to admit other ranges", s.c.Width))
 	case len(s.c.spec.Firewall.Allow) == 0:
 		return st.Subtle.Render("API access: empty = only your address, detected at plan time")
 	}

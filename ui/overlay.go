@@ -21,18 +21,12 @@ func (m *Model) updateOverlay(msg tea.Msg) tea.Cmd {
 		if m.c.backend.Doctor == nil {
 			return nil
 		}
-		m.overlay = m.c.backend.Doctor(m.c.styles.renderer)
-		init := m.overlay.Init()
-		var size tea.Cmd
-		m.overlay, size = m.overlay.Update(tea.WindowSizeMsg{Width: m.width, Height: m.height})
-		return tea.Batch(init, size)
+		return m.overlay.Open(m.c.backend.Doctor(m.c.Styles.Renderer()), m.width, m.height)
 	case doctorui.ClosedMsg:
-		m.overlay = nil
+		m.overlay.Close()
 		return nil
 	case tea.WindowSizeMsg:
 		m.resize(msg.Width, msg.Height)
 	}
-	var cmd tea.Cmd
-	m.overlay, cmd = m.overlay.Update(msg)
-	return cmd
+	return m.overlay.Update(msg)
 }

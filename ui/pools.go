@@ -10,34 +10,33 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/netplan"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/ui/common"
+	"github.com/ohmytalos/ohmytalos/ui/components"
 )
 
 // poolsScreen lists the control plane and the node pools; counts, server
 // types, volumes and pools are edited in place and the cost panel is
 // recomputed on every keystroke.
 type poolsScreen struct {
-	c       *common
+	c       *shared
 	cursor  int // 0: control plane, i: pools[i-1]
-	confirm confirmBox
+	confirm components.Confirm
 	picker  *typePicker
 	form    *poolForm
 	notice  string
 }
 
-func newPools(c *common) *poolsScreen { return &poolsScreen{c: c} }
+func newPools(c *shared) *poolsScreen { return &poolsScreen{c: c} }
 
-func (s *poolsScreen) enter() tea.Cmd {
-	s.c.specChanged()
-	return nil
-}
+func (s *poolsScreen) enter() tea.Cmd { return nil }
 
 func (s *poolsScreen) capturing() bool { return s.form != nil }
 
 func (s *poolsScreen) help() keyHelp {
-	km := s.c.keys
+	km := s.c.Keys
 	switch {
-	case s.confirm.open:
-		return s.confirm.help(km)
+	case s.confirm.Open():
+		return keyHelp{short: s.confirm.Help(km)}
 	case s.picker != nil:
 		sel := km.Enter
 		sel.SetHelp("enter", "use this type")
@@ -62,8 +61,8 @@ func (s *poolsScreen) update(msg tea.Msg) tea.Cmd {
 		return nil
 	}
 	switch {
-	case s.confirm.open:
-		if done, yes := s.confirm.answer(k, s.c.keys); done && yes {
+	case s.confirm.Open():
+		if done, yes := s.confirm.Answer(k, s.c.Keys); done && yes {
 			s.remove()
 		}
 		return nil
@@ -76,7 +75,7 @@ func (s *poolsScreen) update(msg tea.Msg) tea.Cmd {
 }
 
 func (s *poolsScreen) listKey(k tea.KeyMsg) tea.Cmd {
-	km, sp := s.c.keys, s.c.spec
+	km, sp := s.c.Keys, s.c.spec
 	s.notice = ""
 	switch {
 	case key.Matches(k, km.Up):
@@ -88,13 +87,11 @@ func (s *poolsScreen) listKey(k tea.KeyMsg) tea.Cmd {
 	case key.Matches(k, km.Minus):
 		s.setCount(s.count() - s.countStep())
 	case key.Matches(k, km.VolUp, km.VolDown) && s.cursor > 0:
-		p := &sp.Pools[s.cursor-1]
+		i, step := s.cursor-1, -10
 		if key.Matches(k, km.VolUp) {
-			p.VolumeSize += 10
-		} else {
-			p.VolumeSize = max(p.VolumeSize-10, 0)
+			step = 10
 		}
-		s.c.specChanged()
+		s.c.editSpec(func(sp *spec.Spec) { sp.Pools[i].VolumeSize = max(sp.Pools[i].VolumeSize+step, 0) })
 	case key.Matches(k, km.Type):
 		s.openPicker()
 	case key.Matches(k, km.Add):
@@ -103,7 +100,7 @@ func (s *poolsScreen) listKey(k tea.KeyMsg) tea.Cmd {
 		s.form = newPoolForm(s.c, s.cursor-1)
 	case key.Matches(k, km.Remove) && s.cursor > 0:
 		p := sp.Pools[s.cursor-1]
-		s.confirm.ask(fmt.Sprintf("Remove pool %q (%d × %s)? apply does not delete servers already created for it: drain and delete them yourself.", p.Name, p.Count, p.ServerType))
+		s.confirm.Ask(fmt.Sprintf("Remove pool %q (%d × %s)? apply does not delete servers already created for it: drain and delete them yourself.", p.Name, p.Count, p.ServerType))
 	case key.Matches(k, km.Remove):
 		s.notice = "the control plane cannot be removed"
 	case key.Matches(k, km.Enter):
@@ -136,15 +133,15 @@ func (s *poolsScreen) setCount(n int) {
 			s.notice = "a cluster needs at least one control plane (three for HA)"
 			return
 		}
-		s.c.spec.ControlPlane.Count = n
-	} else {
-		if n < 1 {
-			s.notice = "a pool needs at least one server: remove the pool instead (d)"
-			return
-		}
-		s.c.spec.Pools[s.cursor-1].Count = n
+		s.c.editSpec(func(sp *spec.Spec) { sp.ControlPlane.Count = n })
+		return
 	}
-	s.c.specChanged()
+	if n < 1 {
+		s.notice = "a pool needs at least one server: remove the pool instead (d)"
+		return
+	}
+	i := s.cursor - 1
+	s.c.editSpec(func(sp *spec.Spec) { sp.Pools[i].Count = n })
 }
 
 // add appends a pool in the next free /24 of the network.
@@ -166,10 +163,10 @@ func (s *poolsScreen) add() {
 		name = fmt.Sprintf("pool%d", i)
 	}
 	lb := true
-	sp.Pools = append(sp.Pools, spec.Pool{Name: name, ServerType: spec.DefaultWorkerType, Count: 1, Subnet: subnet,
-		Location: sp.Location, LoadBalancer: &lb, Schematic: "worker"})
-	s.cursor = len(sp.Pools)
-	s.c.specChanged()
+	pool := spec.Pool{Name: name, ServerType: spec.DefaultWorkerType, Count: 1, Subnet: subnet,
+		Location: sp.Location, LoadBalancer: &lb, Schematic: "worker"}
+	s.c.editSpec(func(sp *spec.Spec) { sp.Pools = append(sp.Pools, pool) })
+	s.cursor = len(s.c.spec.Pools)
 }
 
 // remove deletes the selected pool (after confirmation).
@@ -177,37 +174,36 @@ func (s *poolsScreen) remove() {
 	if s.cursor == 0 {
 		return
 	}
-	sp := s.c.spec
-	sp.Pools = append(sp.Pools[:s.cursor-1:s.cursor-1], sp.Pools[s.cursor:]...)
+	i := s.cursor
+	s.c.editSpec(func(sp *spec.Spec) { sp.Pools = append(sp.Pools[:i-1:i-1], sp.Pools[i:]...) })
 	s.cursor = min(s.cursor, s.rows()-1)
-	s.c.specChanged()
 }
 
 func (s *poolsScreen) view() string {
-	c, st := s.c, s.c.styles
+	c, st := s.c, s.c.Styles
 	var b strings.Builder
 	b.WriteString(header(c, "Node pools", "control plane and worker pools; net prices per month") + "\n")
 	table := s.table()
-	wide := c.width >= 90
+	wide := c.Width >= 90
 	panelW := 40
 	if wide {
-		panelW = max(c.width-lipgloss.Width(table)-3, 30)
+		panelW = max(c.Width-lipgloss.Width(table)-3, 30)
 	}
-	panel := costPanel(st, c, min(panelW, 64), wide && c.height >= 30)
-	if c.height >= 30 {
+	panel := components.CostPanel(st, c.cost(), min(panelW, 64), wide && c.Height >= 30)
+	if c.Height >= 30 {
 		table += "\n\n" + s.details()
 	}
 	switch {
 	case s.picker != nil:
-		b.WriteString(s.picker.view(st, c.width, c.height-3))
+		b.WriteString(s.picker.view(st, c.Width, c.Height-3))
 		return b.String()
 	case s.form != nil:
-		b.WriteString(joinSides(s.form.view(st), panel, c.width, 3))
+		b.WriteString(common.JoinSides(s.form.view(st), panel, c.Width, 3))
 		return b.String()
 	}
-	b.WriteString(joinSides(table, panel, c.width, 3) + "\n")
-	if s.confirm.open {
-		b.WriteString(s.confirm.view(st, c.width) + "\n")
+	b.WriteString(common.JoinSides(table, panel, c.Width, 3) + "\n")
+	if s.confirm.Open() {
+		b.WriteString(s.confirm.View(st, c.Width) + "\n")
 	}
 	if s.notice != "" {
 		b.WriteString(st.Warn.Render(s.notice) + "\n")
@@ -218,14 +214,14 @@ func (s *poolsScreen) view() string {
 // table renders the pools with a marker on the selected row and address
 // findings of the selected pool.
 func (s *poolsScreen) table() string {
-	c, st := s.c, s.c.styles
+	c, st := s.c, s.c.Styles
 	sp := c.spec
 	var b strings.Builder
 	header := fmt.Sprintf("  %-13s %-7s %3s %-14s %4s %9s", "pool", "type", "n", "subnet", "vol", "€/month")
 	b.WriteString(st.Subtle.Render(header) + "\n")
 	row := func(i int, name, typ string, n int, subnet string, vol int, field string) {
 		price := "…"
-		if g, ok := estimateGroup(c.estimate, name); ok {
+		if g, ok := components.EstimateGroup(c.estimate, name); ok {
 			price = g.MonthlyNet.Format(2)
 		}
 		volText := "-"
@@ -236,7 +232,7 @@ func (s *poolsScreen) table() string {
 		if len(c.findingsFor(field)) > 0 {
 			mark = st.Bad.Render("!")
 		}
-		line := fmt.Sprintf("%-13s %-7s %3d %-14s %4s %9s", truncate(name, 13), truncate(typ, 7), n, truncate(subnet, 14), volText, price)
+		line := fmt.Sprintf("%-13s %-7s %3d %-14s %4s %9s", common.Truncate(name, 13), common.Truncate(typ, 7), n, common.Truncate(subnet, 14), volText, price)
 		if i == s.cursor {
 			b.WriteString(st.Accent.Render("›") + mark + st.Selected.Render(line) + "\n")
 		} else {
@@ -252,14 +248,14 @@ func (s *poolsScreen) table() string {
 		field = fmt.Sprintf("pools[%d].subnet", s.cursor-1)
 	}
 	for _, f := range c.findingsFor(field) {
-		b.WriteString(st.Bad.Render(wrap("! "+f.Message+" "+f.Fix, 58)) + "\n")
+		b.WriteString(st.Bad.Render(common.Wrap("! "+f.Message+" "+f.Fix, 58)) + "\n")
 	}
 	return strings.TrimRight(b.String(), "\n")
 }
 
 // details describes the selected row beyond the table's columns.
 func (s *poolsScreen) details() string {
-	c, st := s.c, s.c.styles
+	c, st := s.c, s.c.Styles
 	sp := c.spec
 	kv := func(k, v string) string { return st.Label.Render(k) + v + "\n" }
 	var b strings.Builder

@@ -11,6 +11,9 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/ohmytalos/ohmytalos/internal/pricing"
+	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/ui/common"
+	"github.com/ohmytalos/ohmytalos/ui/components"
 )
 
 // typePicker chooses a server type from the catalog: vCPU, RAM, disk,
@@ -64,7 +67,7 @@ func (s *poolsScreen) openPicker() {
 }
 
 func (s *poolsScreen) pickerKey(k tea.KeyMsg) tea.Cmd {
-	km, tp := s.c.keys, s.picker
+	km, tp := s.c.Keys, s.picker
 	switch {
 	case key.Matches(k, km.Esc):
 		s.picker = nil
@@ -78,13 +81,15 @@ func (s *poolsScreen) pickerKey(k tea.KeyMsg) tea.Cmd {
 			tp.err = err.Error()
 			return nil
 		}
-		if s.cursor == 0 {
-			s.c.spec.ControlPlane.ServerType = name
-		} else {
-			s.c.spec.Pools[s.cursor-1].ServerType = name
-		}
+		i := s.cursor - 1
+		s.c.editSpec(func(sp *spec.Spec) {
+			if i < 0 {
+				sp.ControlPlane.ServerType = name
+			} else {
+				sp.Pools[i].ServerType = name
+			}
+		})
 		s.picker = nil
-		s.c.specChanged()
 	}
 	return nil
 }
@@ -123,7 +128,7 @@ func (tp *typePicker) view(st Styles, width, height int) string {
 		}
 	}
 	if tp.err != "" {
-		b.WriteString(st.Bad.Render(wrap(tp.err, width)) + "\n")
+		b.WriteString(st.Bad.Render(common.Wrap(tp.err, width)) + "\n")
 	}
 	return b.String()
 }
@@ -138,18 +143,18 @@ type poolForm struct {
 
 func poolFormLabels() []string { return []string{"name", "servers", "subnet", "volume GB"} }
 
-func newPoolForm(c *common, index int) *poolForm {
+func newPoolForm(c *shared, index int) *poolForm {
 	p := c.spec.Pools[index]
 	f := &poolForm{index: index}
 	for _, v := range []string{p.Name, strconv.Itoa(p.Count), p.Subnet, strconv.Itoa(p.VolumeSize)} {
-		f.inputs = append(f.inputs, newInput(c.styles, v, "", 18))
+		f.inputs = append(f.inputs, components.NewInput(c.Styles, v, "", 18))
 	}
 	f.inputs[0].Focus()
 	return f
 }
 
 func (s *poolsScreen) formKey(k tea.KeyMsg) tea.Cmd {
-	km, f := s.c.keys, s.form
+	km, f := s.c.Keys, s.form
 	switch {
 	case key.Matches(k, km.Esc):
 		s.form = nil
@@ -196,9 +201,11 @@ func (s *poolsScreen) saveForm() error {
 	if err != nil || vol < 0 {
 		return fmt.Errorf("volume GB must be 0 (no volume) or a whole number of GB")
 	}
-	p := &s.c.spec.Pools[f.index]
-	p.Name, p.Count, p.Subnet, p.VolumeSize = name, count, strings.TrimSpace(f.inputs[2].Value()), vol
-	s.c.specChanged()
+	i, subnet := f.index, strings.TrimSpace(f.inputs[2].Value())
+	s.c.editSpec(func(sp *spec.Spec) {
+		p := &sp.Pools[i]
+		p.Name, p.Count, p.Subnet, p.VolumeSize = name, count, subnet, vol
+	})
 	return nil
 }
 

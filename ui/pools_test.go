@@ -3,6 +3,8 @@ package ui
 import (
 	"strings"
 	"testing"
+
+	"github.com/ohmytalos/ohmytalos/ui/components"
 )
 
 func TestPoolCountChangesCost(t *testing.T) {
@@ -73,7 +75,7 @@ func TestPoolsAddEditRemove(t *testing.T) {
 	if p.Name != "storage" || p.Count != 4 || p.VolumeSize != 100 {
 		t.Errorf("edited pool = %+v, want storage x4 with 100 GB", p)
 	}
-	if _, ok := estimateGroup(h.m.c.estimate, "storage"); !ok {
+	if _, ok := components.EstimateGroup(h.m.c.estimate, "storage"); !ok {
 		t.Errorf("the estimate has no storage group: %+v", h.m.c.estimate)
 	}
 
@@ -117,7 +119,7 @@ func TestTypePicker(t *testing.T) {
 	if got := h.m.c.spec.Pools[0].ServerType; got != "cpx42" {
 		t.Fatalf("server type = %s, want cpx42", got)
 	}
-	if g, _ := estimateGroup(h.m.c.estimate, "worker"); !strings.Contains(h.m.View(), g.MonthlyNet.Format(2)) {
+	if g, _ := components.EstimateGroup(h.m.c.estimate, "worker"); !strings.Contains(h.m.View(), g.MonthlyNet.Format(2)) {
 		t.Errorf("the worker cost %s is not shown", g.MonthlyNet.Format(2))
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/spec"
 )
 
 // doneView opens the done screen after the add-ons step's events and
@@ -130,7 +131,7 @@ func TestDoneScreenWithoutCNIIsNotReady(t *testing.T) {
 	h, _ := newHarness(t, Options{Width: 120, Height: 40})
 	h.Settle()
 	off := false
-	h.m.c.spec.Addons.Cilium.Enabled = &off
+	h.Send(SpecEditMsg{Edit: func(sp *spec.Spec) { sp.Addons.Cilium.Enabled = &off }})
 	for _, s := range deploySteps() {
 		h.m.c.status[s] = engine.StepStatus{Name: s, Status: engine.StatusDone}
 	}

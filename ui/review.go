@@ -11,34 +11,33 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/netplan"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/ui/common"
+	"github.com/ohmytalos/ohmytalos/ui/components"
 )
 
 // reviewScreen shows the spec's problems, every step's plan and the cost,
 // and writes the spec file once the operator confirms.
 type reviewScreen struct {
-	c        *common
+	c        *shared
 	problems spec.Problems
 	planning bool
 	plans    []engine.Plan
 	planErr  string
 	scroll   int
-	confirm  confirmBox
+	confirm  components.Confirm
 	saveErr  string
 	planHash string
 	// preflight holds the pre-flight findings of the spec planned.
 	preflight preflightPanel
-	// pendingHash is the hash of the spec being written.
-	pendingHash string
 }
 
-func newReview(c *common) *reviewScreen { return &reviewScreen{c: c} }
+func newReview(c *shared) *reviewScreen { return &reviewScreen{c: c} }
 
 func (s *reviewScreen) enter() tea.Cmd {
 	// spec.Validate checks the layout too; the findings of the (possibly
 	// caller-provided) Adapt add what it did not report.
 	base := s.c.spec.Validate()
 	s.problems = base
-	s.c.specChanged()
 	for _, f := range s.c.findings {
 		if f.Severity == netplan.SeverityError && !base.Has(f.Field) {
 			s.problems = append(s.problems, spec.Problem{Field: f.Field, Reason: f.Message, Fix: f.Fix})
@@ -58,9 +57,9 @@ func (s *reviewScreen) enter() tea.Cmd {
 func (s *reviewScreen) capturing() bool { return false }
 
 func (s *reviewScreen) help() keyHelp {
-	km := s.c.keys
-	if s.confirm.open {
-		return s.confirm.help(km)
+	km := s.c.Keys
+	if s.confirm.Open() {
+		return keyHelp{short: s.confirm.Help(km)}
 	}
 	if s.c.isSaved() {
 		next := km.Enter
@@ -86,7 +85,6 @@ func (s *reviewScreen) update(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		s.saveErr = ""
-		s.c.savedHash = s.pendingHash
 	case tea.KeyMsg:
 		return s.key(msg)
 	}
@@ -94,11 +92,10 @@ func (s *reviewScreen) update(msg tea.Msg) tea.Cmd {
 }
 
 func (s *reviewScreen) key(k tea.KeyMsg) tea.Cmd {
-	km := s.c.keys
-	if s.confirm.open {
-		if done, yes := s.confirm.answer(k, km); done && yes {
-			s.pendingHash = s.c.spec.Hash()
-			return saveCmd(cloneSpec(s.c.spec), s.c.backend.SpecPath)
+	km := s.c.Keys
+	if s.confirm.Open() {
+		if done, yes := s.confirm.Answer(k, km); done && yes {
+			return saveCmd(cloneSpec(s.c.spec), s.c.backend.SpecPath, s.c.spec.Hash())
 		}
 		return nil
 	}
@@ -122,28 +119,28 @@ func (s *reviewScreen) key(k tea.KeyMsg) tea.Cmd {
 			s.saveErr = fmt.Sprintf("pre-flight found %d error(s) that would stop apply: fix them first (each says how)", n)
 			return nil
 		}
-		s.confirm.ask(fmt.Sprintf("Write the spec to %s? It holds references to secrets, never their values.", s.c.backend.SpecPath))
+		s.confirm.Ask(fmt.Sprintf("Write the spec to %s? It holds references to secrets, never their values.", s.c.backend.SpecPath))
 	}
 	return nil
 }
 
 func (s *reviewScreen) view() string {
-	c, st := s.c, s.c.styles
+	c, st := s.c, s.c.Styles
 	var top strings.Builder
 	top.WriteString(header(c, "Review", "what apply will do, and what it costs") + "\n")
 	if len(s.problems) > 0 {
 		top.WriteString(st.Bad.Render(fmt.Sprintf("%d problem(s):", len(s.problems))) + "\n")
 		for _, p := range s.problems {
-			top.WriteString(st.Bad.Render(wrap("✗ "+p.String(), c.width)) + "\n")
+			top.WriteString(st.Bad.Render(common.Wrap("✗ "+p.String(), c.Width)) + "\n")
 		}
 	}
 	top.WriteString(s.preflight.view(c))
-	if s.confirm.open {
-		top.WriteString(s.confirm.view(st, c.width) + "\n")
+	if s.confirm.Open() {
+		top.WriteString(s.confirm.View(st, c.Width) + "\n")
 	}
 	switch {
 	case s.saveErr != "":
-		top.WriteString(st.Bad.Render(wrap(s.saveErr, c.width)) + "\n")
+		top.WriteString(st.Bad.Render(common.Wrap(s.saveErr, c.Width)) + "\n")
 	case c.isSaved():
 		top.WriteString(st.Good.Render("✓ spec written to "+c.backend.SpecPath) + "\n")
 	}
@@ -152,7 +149,7 @@ func (s *reviewScreen) view() string {
 	case s.planning:
 		body.WriteString(st.Subtle.Render("planning…") + "\n")
 	case s.planErr != "":
-		body.WriteString(st.Bad.Render(wrap("plan failed: "+s.planErr, c.width)) + "\n")
+		body.WriteString(st.Bad.Render(common.Wrap("plan failed: "+s.planErr, c.Width)) + "\n")
 	}
 	for _, p := range s.plans {
 		body.WriteString(fmt.Sprintf("%s %s\n", st.Bold.Render(fmt.Sprintf("%-10s", p.Step)),
@@ -163,17 +160,17 @@ func (s *reviewScreen) view() string {
 			if it.Detail != "" {
 				line += st.Subtle.Render(" " + it.Detail)
 			}
-			body.WriteString(indent(wrap(line, c.width-2), 2) + "\n")
+			body.WriteString(common.Indent(common.Wrap(line, c.Width-2), 2) + "\n")
 			for _, ch := range it.Changes {
-				body.WriteString(toneStyle(st, it.Action.Tone()).Render(indent(wrap(ch.String(), c.width-4), 4)) + "\n")
+				body.WriteString(toneStyle(st, it.Action.Tone()).Render(common.Indent(common.Wrap(ch.String(), c.Width-4), 4)) + "\n")
 			}
 		}
 		for _, n := range p.Notes {
-			body.WriteString(st.Subtle.Render(indent(wrap("note: "+n, c.width-2), 2)) + "\n")
+			body.WriteString(st.Subtle.Render(common.Indent(common.Wrap("note: "+n, c.Width-2), 2)) + "\n")
 		}
 	}
-	cost := costPanel(st, c, min(c.width, 64), false)
-	avail := c.height - strings.Count(top.String(), "\n") - lineCount(cost) - 1
+	cost := components.CostPanel(st, c.cost(), min(c.Width, 64), false)
+	avail := c.Height - strings.Count(top.String(), "\n") - common.LineCount(cost) - 1
 	lines := strings.Split(strings.TrimRight(body.String(), "\n"), "\n")
 	scroll := min(s.scroll, max(len(lines)-avail, 0))
 	if avail > 0 && len(lines) > 0 {
@@ -210,12 +207,4 @@ func toneStyle(st Styles, t engine.Tone) lipgloss.Style {
 		return st.Warn
 	}
 	return st.Subtle
-}
-
-// lineCount counts the lines of a rendered block.
-func lineCount(s string) int {
-	if s == "" {
-		return 0
-	}
-	return strings.Count(strings.TrimRight(s, "\n"), "\n") + 1
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ohmytalos/ohmytalos/steps"
+	"github.com/ohmytalos/ohmytalos/ui/common"
 )
 
 // preflightPanel is the review screen's pre-flight: the findings of the
@@ -39,14 +40,14 @@ func (p *preflightPanel) receive(msg PreflightMsg) {
 func (p *preflightPanel) errors() int { return len(p.findings.Errors()) }
 
 // view renders the panel; "" when there is nothing to show.
-func (p *preflightPanel) view(c *common) string {
-	st := c.styles
+func (p *preflightPanel) view(c *shared) string {
+	st := c.Styles
 	var b strings.Builder
 	switch {
 	case p.running:
 		b.WriteString(st.Subtle.Render("pre-flight: checking the server types, limits, snapshots, firewall and API budget with Hetzner…") + "\n")
 	case p.err != "":
-		b.WriteString(st.Warn.Render(wrap("pre-flight not checked against Hetzner: "+redact(c, p.err), c.width)) + "\n")
+		b.WriteString(st.Warn.Render(common.Wrap("pre-flight not checked against Hetzner: "+redact(c, p.err), c.Width)) + "\n")
 	case p.hash != "" && len(p.findings) == 0:
 		b.WriteString(st.Good.Render("✓ pre-flight: nothing stands in the way") + "\n")
 	}
@@ -57,18 +58,18 @@ func (p *preflightPanel) view(c *common) string {
 		}
 		switch f.Severity {
 		case steps.SeverityError:
-			b.WriteString(st.Bad.Render(wrap("✗ pre-flight "+line, c.width)) + "\n")
+			b.WriteString(st.Bad.Render(common.Wrap("✗ pre-flight "+line, c.Width)) + "\n")
 		case steps.SeverityWarning:
-			b.WriteString(st.Warn.Render(wrap("! pre-flight "+line, c.width)) + "\n")
+			b.WriteString(st.Warn.Render(common.Wrap("! pre-flight "+line, c.Width)) + "\n")
 		default:
-			b.WriteString(st.Subtle.Render(wrap("· "+line, c.width)) + "\n")
+			b.WriteString(st.Subtle.Render(common.Wrap("· "+line, c.Width)) + "\n")
 		}
 	}
 	return b.String()
 }
 
 // redact scrubs secret values with the backend's Redact, when set.
-func redact(c *common, s string) string {
+func redact(c *shared, s string) string {
 	if c.backend.Redact != nil {
 		return c.backend.Redact(s)
 	}

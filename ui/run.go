@@ -25,15 +25,19 @@ type screenRun struct {
 // startEngine starts an engine run with opts for the screen and returns
 // the command feeding its events; when another run is in flight it records
 // why nothing started and returns nil.
-func (r *screenRun) startEngine(c *common, opts engine.Options) tea.Cmd {
-	run, cmd := c.startRun(opts)
-	if run == nil {
+func (r *screenRun) startEngine(c *shared, opts engine.Options) tea.Cmd {
+	id, cmd := c.start(opts)
+	if cmd == nil {
 		r.err = "another step is still running; wait for it to finish"
 		return nil
 	}
-	r.runID, r.result, r.err = run.id, runRunning, ""
+	r.runID, r.result, r.err = id, runRunning, ""
 	return cmd
 }
+
+// ownsRun reports whether run id is the screen's run (the root routes the
+// run's messages by it).
+func (r *screenRun) ownsRun(id int) bool { return r.runID == id }
 
 // runEvent returns the event msg carries when msg is an event of the
 // screen's run.
@@ -74,15 +78,15 @@ func (r *screenRun) enterKey(next screenID) (cmd tea.Cmd, handled bool) {
 
 // failureView is the failed run's error, wrapped to width (its first
 // lines unless the whole error was asked for).
-func (r *screenRun) failureView(c *common, width int) string {
-	return errorText(c, c.styles.Bad, "✗ "+r.err, width) + "\n"
+func (r *screenRun) failureView(c *shared, width int) string {
+	return errorText(c, c.Styles.Bad, "✗ "+r.err, width) + "\n"
 }
 
 // noticeView is the line for an error that is not the run's failure (such
 // as a run that could not start), or "" when there is none.
-func (r *screenRun) noticeView(c *common) string {
+func (r *screenRun) noticeView(c *shared) string {
 	if r.err == "" || r.result == runFailed {
 		return ""
 	}
-	return errorText(c, c.styles.Warn, r.err, c.width) + "\n"
+	return errorText(c, c.Styles.Warn, r.err, c.Width) + "\n"
 }

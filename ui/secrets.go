@@ -10,6 +10,8 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/ui/common"
+	"github.com/ohmytalos/ohmytalos/ui/components"
 )
 
 // secretProviders are the providers a reference can name, with what the
@@ -28,7 +30,7 @@ func secretProviders(bwFirst bool) [][2]string {
 // secretsScreen picks where the Hetzner token comes from and runs the
 // secrets step to look it up and check it.
 type secretsScreen struct {
-	c         *common
+	c         *shared
 	providers [][2]string
 	provider  int
 	inputs    []textinput.Model // ref, field, server URL
@@ -37,10 +39,11 @@ type secretsScreen struct {
 	log []engine.Event
 }
 
-func newSecrets(c *common) *secretsScreen {
+func newSecrets(c *shared) *secretsScreen {
 	vault := c.backend.SandboxVault
 	if vault != nil && !c.opts.Resume && isDefaultTokenRef(c.spec.Secrets.HCloudToken) {
-		c.spec.Secrets.HCloudToken = *vault // offered first; env stays a choice
+		offered := *vault // offered first; env stays a choice
+		c.editSpec(func(sp *spec.Spec) { sp.Secrets.HCloudToken = offered })
 	}
 	ref := c.spec.Secrets.HCloudToken
 	s := &secretsScreen{c: c, providers: secretProviders(vault != nil)}
@@ -51,9 +54,9 @@ func newSecrets(c *common) *secretsScreen {
 	}
 	w := 36
 	s.inputs = []textinput.Model{
-		newInput(c.styles, ref.Ref, "HCLOUD_TOKEN", w),
-		newInput(c.styles, ref.Field, "optional: custom field name", w),
-		newInput(c.styles, ref.ServerURL, "optional: bw serve / server URL", w),
+		components.NewInput(c.Styles, ref.Ref, "HCLOUD_TOKEN", w),
+		components.NewInput(c.Styles, ref.Field, "optional: custom field name", w),
+		components.NewInput(c.Styles, ref.ServerURL, "optional: bw serve / server URL", w),
 	}
 	if c.stepStatus(engine.StepSecrets) == engine.StatusDone {
 		s.result = "ok"
@@ -65,7 +68,7 @@ func (s *secretsScreen) enter() tea.Cmd  { return nil }
 func (s *secretsScreen) capturing() bool { return s.focus > 0 }
 
 func (s *secretsScreen) help() keyHelp {
-	km := s.c.keys
+	km := s.c.Keys
 	enter := km.Enter
 	enter.SetHelp("enter", "look up and check the token")
 	if s.result == "ok" {
@@ -93,7 +96,7 @@ func (s *secretsScreen) update(msg tea.Msg) tea.Cmd {
 }
 
 func (s *secretsScreen) key(msg tea.KeyMsg) tea.Cmd {
-	km := s.c.keys
+	km := s.c.Keys
 	switch {
 	case key.Matches(msg, km.Enter):
 		if cmd, handled := s.enterKey(scrImages); handled {
@@ -139,13 +142,14 @@ func (s *secretsScreen) setFocus(f int) {
 // apply writes the form into the working spec; a changed reference needs a
 // new check.
 func (s *secretsScreen) apply() {
-	ref := &s.c.spec.Secrets.HCloudToken
-	before := *ref
+	before := s.c.spec.Secrets.HCloudToken
+	ref := before
 	ref.Provider = s.providers[s.provider][0]
 	ref.Ref = strings.TrimSpace(s.inputs[0].Value())
 	ref.Field = strings.TrimSpace(s.inputs[1].Value())
 	ref.ServerURL = strings.TrimSpace(s.inputs[2].Value())
-	if *ref != before {
+	s.c.editSpec(func(sp *spec.Spec) { sp.Secrets.HCloudToken = ref })
+	if ref != before {
 		s.result, s.err = "", ""
 	}
 }
@@ -165,11 +169,11 @@ func (s *secretsScreen) check() tea.Cmd {
 }
 
 func (s *secretsScreen) view() string {
-	c, st := s.c, s.c.styles
+	c, st := s.c, s.c.Styles
 	var b strings.Builder
 	b.WriteString(header(c, "Hetzner Cloud API token", "The spec stores only a reference; the token is looked up when needed and never written.") + "\n")
 	if c.backend.Sandbox {
-		b.WriteString(st.Warn.Render(wrap(sandboxNote(c.backend.SandboxVault), c.width)) + "\n\n")
+		b.WriteString(st.Warn.Render(common.Wrap(sandboxNote(c.backend.SandboxVault), c.Width)) + "\n\n")
 	}
 	var provs []string
 	for i, p := range s.providers {
@@ -198,7 +202,7 @@ func (s *secretsScreen) view() string {
 	case "ok":
 		b.WriteString(st.Good.Render("✓ token found and checked") + "  " + st.Subtle.Render(fmt.Sprintf("%s:%s = ", ref.Provider, ref.Ref)) + "••••••••••••" + "\n")
 	case "failed":
-		b.WriteString(s.failureView(c, c.width))
+		b.WriteString(s.failureView(c, c.Width))
 	}
 	for _, ev := range s.log {
 		if ev.Kind == engine.KindStarted {
@@ -214,7 +218,7 @@ func (s *secretsScreen) view() string {
 		case engine.KindDone:
 			style = st.Good
 		}
-		b.WriteString(style.Render(wrap("  "+line, c.width)) + "\n")
+		b.WriteString(style.Render(common.Wrap("  "+line, c.Width)) + "\n")
 	}
 	return b.String()
 }

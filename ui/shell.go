@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/ui/common"
 )
 
 // Sidebar statuses.
@@ -27,7 +28,7 @@ func deploySteps() []engine.StepName {
 
 // View implements tea.Model.
 func (m *Model) View() string {
-	if m.overlay != nil {
+	if m.overlay.Active() {
 		return m.overlay.View()
 	}
 	if m.width < 60 || m.height < 16 {
@@ -36,14 +37,14 @@ func (m *Model) View() string {
 	body := lipgloss.JoinHorizontal(lipgloss.Top,
 		m.sidebar(),
 		" ",
-		fit(m.screens[m.active].view(), m.c.width, m.c.height),
+		fit(m.screens[m.active].view(), m.c.Width, m.c.Height),
 	)
 	return lipgloss.JoinVertical(lipgloss.Left, m.statusBar(), body, m.footer())
 }
 
 // sidebar lists the steps with their status.
 func (m *Model) sidebar() string {
-	st := m.c.styles
+	st := m.c.Styles
 	w := m.sidebarWidth()
 	lines := make([]string, 0, numScreens)
 	for id := scrWelcome; id < numScreens; id++ {
@@ -69,7 +70,7 @@ func (m *Model) sidebar() string {
 	if m.c.backend.Sandbox {
 		lines = append(lines, st.Sandbox.Render(" SANDBOX "), st.Subtle.Render("fakes only"))
 	}
-	return st.Sidebar.Width(w).Height(m.c.height).MaxHeight(m.c.height).Render(strings.Join(lines, "\n"))
+	return st.Sidebar.Width(w).Height(m.c.Height).MaxHeight(m.c.Height).Render(strings.Join(lines, "\n"))
 }
 
 // sidebarStatus maps a screen to done, current, pending, failed or
@@ -96,7 +97,7 @@ func (m *Model) sidebarStatus(id screenID) string {
 	case scrImages:
 		return engineStatus(engine.StepImages)
 	case scrNetwork, scrPools, scrReview:
-		if c.visited[id] || (id == scrReview && c.isSaved()) || m.deployStarted() {
+		if m.visited[id] || (id == scrReview && c.isSaved()) || m.deployStarted() {
 			return statusDone
 		}
 	case scrBootstrap:
@@ -106,7 +107,7 @@ func (m *Model) sidebarStatus(id screenID) string {
 			return statusDone
 		}
 	case scrWelcome:
-		if c.visited[id] {
+		if m.visited[id] {
 			return statusDone
 		}
 	}
@@ -194,16 +195,18 @@ func (m *Model) goTo(id screenID) tea.Cmd {
 		return nil
 	}
 	if id > m.active {
-		m.c.visited[m.active] = true
+		m.visited[m.active] = true
 	}
 	m.active = id
+	// The last apply may have changed the cost to compare against.
+	m.c.specChanged()
 	return m.screens[id].enter()
 }
 
 // statusBar shows the cluster, the sandbox badge, the monthly cost and the
 // API requests remaining.
 func (m *Model) statusBar() string {
-	c, st := m.c, m.c.styles
+	c, st := m.c, m.c.Styles
 	left := st.Title.Render("ohmytalos") + " " + st.Subtle.Render("cluster") + " " + st.Bold.Render(c.spec.Name)
 	if c.backend.Sandbox {
 		left += " " + st.Sandbox.Render(" SANDBOX ")
@@ -226,8 +229,8 @@ func (m *Model) statusBar() string {
 	default:
 		right = append(right, st.Subtle.Render("loading prices"))
 	}
-	if c.rateRemaining >= 0 {
-		api := fmt.Sprintf("API %d left", c.rateRemaining)
+	if m.rateRemaining >= 0 {
+		api := fmt.Sprintf("API %d left", m.rateRemaining)
 		if c.backend.Sandbox {
 			api += " (fake)"
 		}
@@ -246,18 +249,18 @@ func (m *Model) footer() string {
 	if m.screens[m.active] == nil {
 		return ""
 	}
-	k := m.screens[m.active].help().withGlobal(m.c.keys)
+	k := m.screens[m.active].help().withGlobal(m.c.Keys)
 	global := m.help.ShortHelpView(k.global)
 	hm := m.help
 	hm.Width = max(m.width-lipgloss.Width(global)-3, 10)
 	out := hm.ShortHelpView(k.short)
 	if out != "" && global != "" {
-		out += m.c.styles.Subtle.Render(m.help.ShortSeparator) + global
+		out += m.c.Styles.Subtle.Render(m.help.ShortSeparator) + global
 	}
 	if m.fullHelp {
 		out = m.help.FullHelpView(k.FullHelp())
 		if m.c.backend.LogPath != "" {
-			out += "\n" + m.c.styles.Subtle.Render("log: "+m.c.backend.LogPath)
+			out += "\n" + m.c.Styles.Subtle.Render("log: "+m.c.backend.LogPath)
 		}
 	}
 	// help.ShortHelpView can overflow its Width when the ellipsis does not
@@ -286,10 +289,10 @@ func fit(s string, w, h int) string {
 
 // header renders a screen's title with its subtitle beside it when it
 // fits, else wrapped below it.
-func header(c *common, title, subtitle string) string {
-	st := c.styles
-	if lipgloss.Width(title)+2+lipgloss.Width(subtitle) <= c.width {
+func header(c *shared, title, subtitle string) string {
+	st := c.Styles
+	if lipgloss.Width(title)+2+lipgloss.Width(subtitle) <= c.Width {
 		return st.Title.Render(title) + "  " + st.Subtle.Render(subtitle) + "\n"
 	}
-	return st.Title.Render(title) + "\n" + st.Subtle.Render(wrap(subtitle, c.width)) + "\n"
+	return st.Title.Render(title) + "\n" + st.Subtle.Render(common.Wrap(subtitle, c.Width)) + "\n"
 }

@@ -6,6 +6,19 @@
 // outside goes through the Backend the caller wires (the engine, the price
 // catalog, the Image Factory), and it runs in tea.Cmds or in the engine
 // goroutine, never in Update or View.
+//
+// The shape is soft-serve's. The root model (model.go) owns the working
+// spec and what derives from it (prices, findings, step statuses, the
+// engine run): it changes them only in response to messages, such as a
+// page's SpecEditMsg (specedit.go), and routes every message to the page
+// it is for (route.go). Each screen is a page that keeps its own state and
+// reads the root's through a read-only view (shared.go; a go/ast test
+// fails on any page write). Package ui/common holds the value every page
+// receives (size, styles, keys); ui/components the pieces pages draw (cost
+// panel, subnet map, progress list, confirm box, overlay).
+//
+// The package is the wizard of the ohmytalos command, not a public API:
+// cmd/ohmytalos is its only caller.
 package ui
 
 import (
@@ -123,8 +136,8 @@ func Run(ctx context.Context, b Backend, o Options) error {
 	if err != nil {
 		return fmt.Errorf("the wizard failed: %w", err)
 	}
-	if fm, ok := final.(*Model); ok && fm.c.runErr != nil {
-		return fm.c.runErr
+	if fm, ok := final.(*Model); ok && fm.runErr != nil {
+		return fm.runErr
 	}
 	return nil
 }

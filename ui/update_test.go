@@ -257,7 +257,7 @@ func TestQuitDuringRunWaitsForCheckpoint(t *testing.T) {
 	h, _ := newHarness(t, Options{Width: 80, Height: 24})
 	h.open(scrSecrets)
 	h.Key("enter")
-	if h.m.c.running == nil {
+	if h.m.running == nil {
 		t.Fatal("no run started")
 	}
 	h.Send(keyMsg("ctrl+c"))
@@ -265,7 +265,7 @@ func TestQuitDuringRunWaitsForCheckpoint(t *testing.T) {
 		t.Fatal("ctrl+c during a run did not start stopping")
 	}
 	h.WaitFor("quit", h.Quit)
-	if h.m.c.running != nil {
+	if h.m.running != nil {
 		t.Error("the wizard quit before the engine returned")
 	}
 	if st := h.m.c.backend.Env.State.Get().Step("secrets").Status; st == "running" {

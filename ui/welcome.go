@@ -8,22 +8,23 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/ui/common"
 )
 
 // welcomeScreen greets the operator and, when the state holds progress,
 // says what is done and what is left.
 type welcomeScreen struct {
-	c *common
+	c *shared
 }
 
-func newWelcome(c *common) *welcomeScreen { return &welcomeScreen{c: c} }
+func newWelcome(c *shared) *welcomeScreen { return &welcomeScreen{c: c} }
 
 func (s *welcomeScreen) enter() tea.Cmd  { return statusCmd(s.c.backend) }
 func (s *welcomeScreen) capturing() bool { return false }
 func (s *welcomeScreen) help() keyHelp   { return keyHelp{short: []key.Binding{s.enterKey()}} }
 func (s *welcomeScreen) resuming() bool  { return s.c.opts.Resume || s.anyProgress() }
 func (s *welcomeScreen) enterKey() key.Binding {
-	k := s.c.keys.Enter
+	k := s.c.Keys.Enter
 	if s.resuming() {
 		k.SetHelp("enter", "resume")
 	} else {
@@ -43,7 +44,7 @@ func (s *welcomeScreen) anyProgress() bool {
 
 func (s *welcomeScreen) update(msg tea.Msg) tea.Cmd {
 	k, ok := msg.(tea.KeyMsg)
-	if !ok || !key.Matches(k, s.c.keys.Enter) {
+	if !ok || !key.Matches(k, s.c.Keys.Enter) {
 		return nil
 	}
 	return func() tea.Msg { return resumeMsg{} }
@@ -53,18 +54,18 @@ func (s *welcomeScreen) update(msg tea.Msg) tea.Cmd {
 type resumeMsg struct{}
 
 func (s *welcomeScreen) view() string {
-	c, st := s.c, s.c.styles
+	c, st := s.c, s.c.Styles
 	var b strings.Builder
 	b.WriteString(header(c, "Talos Kubernetes on Hetzner Cloud", "the ohmytalos wizard") + "\n")
 	if c.backend.Sandbox {
-		b.WriteString(st.Warn.Render(wrap("Sandbox mode: everything runs against built-in fakes. Nothing is created on Hetzner and nothing is billed.", c.width)) + "\n\n")
+		b.WriteString(st.Warn.Render(common.Wrap("Sandbox mode: everything runs against built-in fakes. Nothing is created on Hetzner and nothing is billed.", c.Width)) + "\n\n")
 	}
-	b.WriteString(wrap(fmt.Sprintf("Cluster %s: %d control planes, %d pool(s), Talos %s, Kubernetes %s, in %s.",
-		c.spec.Name, c.spec.ControlPlane.Count, len(c.spec.Pools), c.spec.Talos.Version, c.spec.Kubernetes.Version, c.spec.Location), c.width) + "\n\n")
+	b.WriteString(common.Wrap(fmt.Sprintf("Cluster %s: %d control planes, %d pool(s), Talos %s, Kubernetes %s, in %s.",
+		c.spec.Name, c.spec.ControlPlane.Count, len(c.spec.Pools), c.spec.Talos.Version, c.spec.Kubernetes.Version, c.spec.Location), c.Width) + "\n\n")
 	if !s.resuming() {
-		b.WriteString(wrap("This wizard walks through the token, the Talos images, the network, the node pools and a "+
+		b.WriteString(common.Wrap("This wizard walks through the token, the Talos images, the network, the node pools and a "+
 			"review of plan and cost, then creates and bootstraps the cluster. Every step can be "+
-			"interrupted and resumed; nothing is created before you confirm it.", c.width) + "\n\n")
+			"interrupted and resumed; nothing is created before you confirm it.", c.Width) + "\n\n")
 		b.WriteString(st.Accent.Render("enter") + " to start a new cluster.")
 		return b.String()
 	}
@@ -78,7 +79,7 @@ func (s *welcomeScreen) view() string {
 			}
 			line := fmt.Sprintf("%s %-10s %s", toneStyle(st, status.Tone()).Render(status.Glyph()), step.Name(), st.Subtle.Render(step.Title()+": "+string(status)))
 			if ss.Error != "" {
-				line += "\n" + indent(errorText(c, st.Bad, ss.Error, c.width-4), 4)
+				line += "\n" + common.Indent(errorText(c, st.Bad, ss.Error, c.Width-4), 4)
 			}
 			b.WriteString(line + "\n")
 		}

@@ -4,30 +4,41 @@ import (
 	"context"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/netplan"
 	"github.com/ohmytalos/ohmytalos/internal/pricing"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/ui/common"
+	"github.com/ohmytalos/ohmytalos/ui/components"
 )
 
-// common is what every screen shares: the backend, the spec being edited,
-// the styles and keys, the size, and what was loaded or computed from the
-// spec. Screens hold a pointer to the one common of the root model.
-type common struct {
+// shared is the root model's state that the pages read: the common value
+// (size, styles, keys), the backend, a read-only copy of the working spec
+// and what was loaded or computed from it. The root owns it; pages hold a
+// pointer to read it and change the spec only through SpecEditMsg.
+type shared struct {
+	// Common is the size, styles and keys every page and component gets.
+	common.Common
+
 	ctx     context.Context
 	backend Backend
 	opts    Options
-	styles  Styles
-	keys    KeyMap
-
-	// width and height are the content area's size (without sidebar, status
-	// bar and footer).
-	width, height int
 	// fullErrors shows long errors whole (the FullError key toggles it).
 	fullErrors bool
 
-	// spec is the working copy the screens edit.
+	// spec is a read-only view of the root's working spec: a copy the root
+	// replaces after every edit, so a page that wrote it would change
+	// nothing. Pages change the spec with editSpec (a SpecEditMsg).
 	spec *spec.Spec
+	// send hands an edit to the root's Update at once (synchronously, so a
+	// page reads its own edit back in the same update).
+	send func(SpecEditMsg)
+	// start asks the root to start an engine run against a snapshot of the
+	// working spec; it returns the run's id and the command that feeds its
+	// events, or a nil command when another run is in flight.
+	start func(engine.Options) (runID int, cmd tea.Cmd)
 
 	catalog     *pricing.Catalog
 	catalogErr  error
@@ -42,29 +53,17 @@ type common struct {
 	status map[engine.StepName]engine.StepStatus
 	// savedHash is the hash of the spec the review screen last wrote.
 	savedHash string
-	// visited marks the editing screens the operator confirmed.
-	visited map[screenID]bool
-	// rateRemaining is the last "API requests remaining" an event reported;
-	// -1 when none did.
-	rateRemaining int
-
-	// runs counts engine runs, to tell their messages apart; running is
-	// set while one is in flight (the engine runs one at a time).
-	runs    int
-	running *engineRun
-	runErr  error
-	// ticking is set while a tick is pending, so runs never start a second
-	// tick chain.
-	ticking bool
-	// tickEvery is the elapsed-time refresh interval.
-	tickEvery time.Duration
 	// now is the latest time the UI heard of (ticks, event times): views
 	// compute elapsed times from it instead of reading the clock.
 	now time.Time
 }
 
+// editSpec asks the root to apply edit to the working spec; when it
+// returns, c.spec is the root's new view.
+func (c *shared) editSpec(edit func(*spec.Spec)) { c.send(SpecEditMsg{Edit: edit}) }
+
 // adapt turns the working spec into a netplan layout and a pricing usage.
-func (c *common) adapt() (netplan.Layout, pricing.Usage) {
+func (c *shared) adapt() (netplan.Layout, pricing.Usage) {
 	if c.backend.Adapt != nil {
 		return c.backend.Adapt(c.spec)
 	}
@@ -74,7 +73,7 @@ func (c *common) adapt() (netplan.Layout, pricing.Usage) {
 // specChanged recomputes everything derived from the spec: the netplan
 // findings and, when prices are loaded, the cost estimate. Pure
 // computation: it is called from Update on every keystroke.
-func (c *common) specChanged() {
+func (c *shared) specChanged() {
 	layout, usage := c.adapt()
 	c.findings = netplan.Validate(layout)
 	if c.catalog == nil {
@@ -91,7 +90,7 @@ func (c *common) specChanged() {
 
 // appliedEstimate prices the spec the last finished apply recorded in the
 // state (already in memory: no I/O), or nil when there is none.
-func (c *common) appliedEstimate() *pricing.Estimate {
+func (c *shared) appliedEstimate() *pricing.Estimate {
 	env := c.backend.Env
 	if env == nil || env.State == nil {
 		return nil
@@ -117,7 +116,7 @@ func (c *common) appliedEstimate() *pricing.Estimate {
 }
 
 // findingsFor returns the findings of one spec field.
-func (c *common) findingsFor(field string) []netplan.Finding {
+func (c *shared) findingsFor(field string) []netplan.Finding {
 	var out []netplan.Finding
 	for _, f := range c.findings {
 		if f.Field == field {
@@ -128,7 +127,7 @@ func (c *common) findingsFor(field string) []netplan.Finding {
 }
 
 // networkErrors counts the findings that block the plan.
-func (c *common) networkErrors() int {
+func (c *shared) networkErrors() int {
 	n := 0
 	for _, f := range c.findings {
 		if f.Severity == netplan.SeverityError {
@@ -139,7 +138,7 @@ func (c *common) networkErrors() int {
 }
 
 // stepStatus returns the engine status of a step (pending when unknown).
-func (c *common) stepStatus(name engine.StepName) engine.Status {
+func (c *shared) stepStatus(name engine.StepName) engine.Status {
 	if st, ok := c.status[name]; ok && st.Status != "" {
 		return st.Status
 	}
@@ -163,11 +162,11 @@ func cloneSpec(s *spec.Spec) *spec.Spec {
 }
 
 // isSaved reports whether the spec file holds the working spec as it is now.
-func (c *common) isSaved() bool { return c.savedHash != "" && c.savedHash == c.spec.Hash() }
+func (c *shared) isSaved() bool { return c.savedHash != "" && c.savedHash == c.spec.Hash() }
 
 // deployStatus summarises the engine's deploy steps: done when all are
 // done, failed when one failed, resumable when some ran, else pending.
-func (c *common) deployStatus() string {
+func (c *shared) deployStatus() string {
 	done, failed, started := 0, false, false
 	for _, s := range deploySteps() {
 		switch c.stepStatus(s) {
@@ -189,4 +188,10 @@ func (c *common) deployStatus() string {
 		return statusResumable
 	}
 	return statusPending
+}
+
+// cost is what the cost panel shows of the root's state.
+func (c *shared) cost() components.Cost {
+	return components.Cost{Sandbox: c.backend.Sandbox, Catalog: c.catalog, CatalogErr: c.catalogErr,
+		Estimate: c.estimate, EstimateErr: c.estimateErr, Applied: c.applied}
 }

@@ -1,4 +1,4 @@
-package ui
+package components
 
 import (
 	"fmt"
@@ -7,13 +7,14 @@ import (
 	"time"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/ui/common"
 )
 
-// progressList folds engine events into a tree: steps, and under each the
+// ProgressList folds engine events into a tree: steps, and under each the
 // resources (images, servers, nodes) with their latest stage, progress and
 // bytes; plus the log lines. It is shared by the images and bootstrap
-// screens.
-type progressList struct {
+// pages. The zero value is empty and ready.
+type ProgressList struct {
 	steps []*stepProgress
 	logs  []engine.Event
 }
@@ -41,7 +42,7 @@ type resourceProgress struct {
 // maxLogLines bounds the log pane's memory.
 const maxLogLines = 500
 
-func (p *progressList) step(name string) *stepProgress {
+func (p *ProgressList) step(name string) *stepProgress {
 	for _, s := range p.steps {
 		if s.name == name {
 			return s
@@ -63,8 +64,8 @@ func (s *stepProgress) row(name string) *resourceProgress {
 	return r
 }
 
-// add folds one event in.
-func (p *progressList) add(ev engine.Event) {
+// Add folds one event in.
+func (p *ProgressList) Add(ev engine.Event) {
 	s := p.step(string(ev.Step))
 	switch ev.Kind {
 	case engine.KindStarted:
@@ -102,31 +103,35 @@ func (p *progressList) add(ev engine.Event) {
 	}
 }
 
-func (p *progressList) log(ev engine.Event) {
+func (p *ProgressList) log(ev engine.Event) {
 	p.logs = append(p.logs, ev)
 	if len(p.logs) > maxLogLines {
 		p.logs = p.logs[len(p.logs)-maxLogLines:]
 	}
 }
 
-// view renders the resources without the step level.
-func (p *progressList) view(st Styles, width int) string {
+// Logs are the log and warning events, the newest last (at most
+// maxLogLines).
+func (p *ProgressList) Logs() []engine.Event { return p.logs }
+
+// View renders the resources without the step level.
+func (p *ProgressList) View(st common.Styles, width int) string {
 	return p.render(st, width, time.Time{}, false, false)
 }
 
-// treeView renders steps with their resources and elapsed times (now is
+// TreeView renders steps with their resources and elapsed times (now is
 // the UI's latest time, for running steps) in at most height lines: when
 // the tree is taller, finished steps fold to one line each, then the
 // oldest lines are dropped.
-func (p *progressList) treeView(st Styles, width int, now time.Time, height int) string {
+func (p *ProgressList) TreeView(st common.Styles, width int, now time.Time, height int) string {
 	out := p.render(st, width, now, true, false)
-	if lineCount(out) > height {
+	if common.LineCount(out) > height {
 		out = p.render(st, width, now, true, true)
 	}
-	return tail(out, height)
+	return common.Tail(out, height)
 }
 
-func (p *progressList) render(st Styles, width int, now time.Time, tree, fold bool) string {
+func (p *ProgressList) render(st common.Styles, width int, now time.Time, tree, fold bool) string {
 	var b strings.Builder
 	for _, s := range p.steps {
 		if tree {
@@ -157,7 +162,7 @@ func (p *progressList) render(st Styles, width int, now time.Time, tree, fold bo
 			}
 			b.WriteString(line + "\n")
 			if s.err != "" {
-				b.WriteString(indent(st.Bad.Render(strings.Join(wrapLines(s.err, width-2), "\n")), 2) + "\n")
+				b.WriteString(common.Indent(st.Bad.Render(strings.Join(common.WrapLines(s.err, width-2), "\n")), 2) + "\n")
 			}
 		}
 		for i, r := range s.rows {
@@ -174,7 +179,7 @@ func (p *progressList) render(st Styles, width int, now time.Time, tree, fold bo
 	return b.String()
 }
 
-func (r *resourceProgress) view(st Styles, width int) string {
+func (r *resourceProgress) view(st common.Styles, width int) string {
 	glyph := st.Accent.Render("●")
 	if r.done {
 		glyph = st.Good.Render("✓")

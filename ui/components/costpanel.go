@@ -1,42 +1,53 @@
-package ui
+package components
 
 import (
 	"fmt"
 	"strings"
 
-	"github.com/charmbracelet/lipgloss"
-
 	"github.com/ohmytalos/ohmytalos/internal/pricing"
+	"github.com/ohmytalos/ohmytalos/ui/common"
 )
 
-// costPanel renders the estimate: per group (pool, load balancer, images)
+// Cost is what the cost panel shows: the catalog (or why it did not load),
+// the estimate of the working spec (or why it failed), and the cost of the
+// spec the last finished apply used (nil for a new cluster).
+type Cost struct {
+	Sandbox     bool
+	Catalog     *pricing.Catalog
+	CatalogErr  error
+	Estimate    *pricing.Estimate
+	EstimateErr error
+	Applied     *pricing.Estimate
+}
+
+// CostPanel renders the estimate: per group (pool, load balancer, images)
 // the monthly net and gross, with the item rows when detail is set, then
 // the totals and where the prices come from.
-func costPanel(st Styles, c *common, width int, detail bool) string {
+func CostPanel(st common.Styles, c Cost, width int, detail bool) string {
 	var b strings.Builder
 	title := "monthly cost"
-	if c.backend.Sandbox {
+	if c.Sandbox {
 		title = "monthly cost on Hetzner (sandbox: nothing is billed)"
 	}
-	b.WriteString(st.Bold.Render(truncate(title, width)) + "\n")
+	b.WriteString(st.Bold.Render(common.Truncate(title, width)) + "\n")
 	switch {
-	case c.catalog == nil && c.catalogErr != nil:
-		b.WriteString(st.Warn.Render(wrap("prices unavailable: "+c.catalogErr.Error(), width)))
+	case c.Catalog == nil && c.CatalogErr != nil:
+		b.WriteString(st.Warn.Render(common.Wrap("prices unavailable: "+c.CatalogErr.Error(), width)))
 		return b.String()
-	case c.catalog == nil:
+	case c.Catalog == nil:
 		b.WriteString(st.Subtle.Render("loading prices…"))
 		return b.String()
-	case c.estimateErr != nil:
-		b.WriteString(st.Bad.Render(wrap(c.estimateErr.Error(), width)))
+	case c.EstimateErr != nil:
+		b.WriteString(st.Bad.Render(common.Wrap(c.EstimateErr.Error(), width)))
 		return b.String()
-	case c.estimate == nil:
+	case c.Estimate == nil:
 		return b.String()
 	}
-	e := c.estimate
+	e := c.Estimate
 	numW := 9
 	nameW := max(width-2*numW-2, 8)
 	line := func(name, net, gross string) string {
-		return fmt.Sprintf("%-*s %*s %*s", nameW, truncate(name, nameW), numW, net, numW, gross)
+		return fmt.Sprintf("%-*s %*s %*s", nameW, common.Truncate(name, nameW), numW, net, numW, gross)
 	}
 	b.WriteString(st.Subtle.Render(line("", "net", "gross")) + "\n")
 	for _, g := range e.Groups {
@@ -51,13 +62,13 @@ func costPanel(st Styles, c *common, width int, detail bool) string {
 		}
 	}
 	b.WriteString(st.Bold.Render(line("total "+e.Currency+"/month", e.MonthlyNet.Format(2), e.MonthlyGross.Format(2))) + "\n")
-	if a := c.applied; a != nil && a.MonthlyNet != e.MonthlyNet {
+	if a := c.Applied; a != nil && a.MonthlyNet != e.MonthlyNet {
 		// The running cluster's cost, and what the change adds or saves.
 		b.WriteString(st.Subtle.Render(line("running now", a.MonthlyNet.Format(2), a.MonthlyGross.Format(2))) + "\n")
 		b.WriteString(st.Warn.Render(line("change", signed(e.MonthlyNet-a.MonthlyNet), signed(e.MonthlyGross-a.MonthlyGross))) + "\n")
 	}
 	b.WriteString(st.Subtle.Render(fmt.Sprintf("%s %s/hour net; VAT %s %%", e.HourlyNet.Format(4), e.Currency, e.VATRate)) + "\n")
-	b.WriteString(st.Subtle.Render(wrap(e.Label, width)))
+	b.WriteString(st.Subtle.Render(common.Wrap(e.Label, width)))
 	return b.String()
 }
 
@@ -69,8 +80,8 @@ func signed(m pricing.Money) string {
 	return "+" + m.Format(2)
 }
 
-// estimateGroup returns a group's totals, if the estimate has it.
-func estimateGroup(e *pricing.Estimate, group string) (pricing.GroupTotal, bool) {
+// EstimateGroup returns a group's totals, if the estimate has it.
+func EstimateGroup(e *pricing.Estimate, group string) (pricing.GroupTotal, bool) {
 	if e == nil {
 		return pricing.GroupTotal{}, false
 	}
@@ -80,21 +91,4 @@ func estimateGroup(e *pricing.Estimate, group string) (pricing.GroupTotal, bool)
 		}
 	}
 	return pricing.GroupTotal{}, false
-}
-
-// wrap wraps text to width columns.
-func wrap(s string, width int) string {
-	return lipgloss.NewStyle().Width(max(width, 10)).Render(s)
-}
-
-// truncate cuts s to w runes with an ellipsis.
-func truncate(s string, w int) string {
-	r := []rune(s)
-	if len(r) <= w {
-		return s
-	}
-	if w <= 1 {
-		return string(r[:w])
-	}
-	return string(r[:w-1]) + "…"
 }

@@ -1,4 +1,4 @@
-package ui
+package components
 
 import (
 	"fmt"
@@ -6,14 +6,16 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/lipgloss"
+
 	"github.com/ohmytalos/ohmytalos/internal/netplan"
+	"github.com/ohmytalos/ohmytalos/ui/common"
 )
 
-// subnetMap draws the network range as a row of /24 cells: each cell shows
+// SubnetMap draws the network range as a row of /24 cells: each cell shows
 // which subnet (C for the control plane, 1-9 and a-z for pools), pod (p) or
 // service (s) range uses it, "!" where two overlap and "·" where it is free;
 // a legend lists each range with its size and the VIP.
-func subnetMap(st Styles, l netplan.Layout, width int) string {
+func SubnetMap(st common.Styles, l netplan.Layout, width int) string {
 	var b strings.Builder
 	b.WriteString(st.Bold.Render("address map") + "\n")
 	network, err := netip.ParsePrefix(strings.TrimSpace(l.Network))
