@@ -347,12 +347,12 @@ func Destroy(ctx context.Context, d *Deps, env *engine.Env, p *DestroyPlan, emit
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			if k == keyNetwork || st.Resources[k].Step != string(engine.StepImages) {
+			if k == keyNetwork || st.Resources[k].Step != string(StepImages) {
 				delete(st.Resources, k)
 			}
 		}
 		for name := range st.Steps {
-			if step := engine.StepName(name); step != engine.StepSecrets && (step != engine.StepImages || len(p.Snapshots) > 0) {
+			if step := engine.StepName(name); step != StepSecrets && (step != StepImages || len(p.Snapshots) > 0) {
 				delete(st.Steps, name)
 			}
 		}

@@ -47,7 +47,7 @@ func TestSecondCheckoutCannotTouchTheFirst(t *testing.T) {
 	w2 := &world{sb: w.sb, dir: filepath.Join(t.TempDir(), ".ohmytalos", other.Name), spec: other}
 
 	// apply --only pools: refused, nothing changed.
-	err = engine.New(All(w2.deps())...).Run(context.Background(), w2.env(t), engine.Options{Only: engine.StepPools}, nil)
+	err = engine.New(All(w2.deps())...).Run(context.Background(), w2.env(t), engine.Options{Only: StepPools}, nil)
 	if err == nil || !strings.Contains(err.Error(), "another checkout or cluster of the same name owns it") {
 		t.Fatalf("second checkout's apply --only pools: %v, want a refusal naming the owner", err)
 	}
@@ -107,7 +107,7 @@ func TestDestroyImagesKeepsReusedSnapshots(t *testing.T) {
 	}
 	other.Name = "second"
 	w2 := &world{sb: w.sb, dir: t.TempDir(), spec: other}
-	if err := engine.New(All(w2.deps())...).Run(context.Background(), w2.env(t), engine.Options{Only: engine.StepImages}, nil); err != nil {
+	if err := engine.New(All(w2.deps())...).Run(context.Background(), w2.env(t), engine.Options{Only: StepImages}, nil); err != nil {
 		t.Fatal(err)
 	}
 	p, err := PlanDestroy(context.Background(), w2.deps(), w2.env(t), DestroyOptions{Images: true})

@@ -226,22 +226,22 @@ func (d *Deps) rateEvent(emit engine.Emit) {
 // part, overlap the network, pools and configs.
 
 // After implements engine.Dependent.
-func (s *Images) After() []engine.StepName { return []engine.StepName{engine.StepSecrets} }
+func (s *Images) After() []engine.StepName { return []engine.StepName{StepSecrets} }
 
 // After implements engine.Dependent.
-func (s *Network) After() []engine.StepName { return []engine.StepName{engine.StepSecrets} }
+func (s *Network) After() []engine.StepName { return []engine.StepName{StepSecrets} }
 
 // After implements engine.Dependent.
-func (s *Pools) After() []engine.StepName { return []engine.StepName{engine.StepNetwork} }
+func (s *Pools) After() []engine.StepName { return []engine.StepName{StepNetwork} }
 
 // After implements engine.Dependent: the API load balancer's address goes
 // into the configs in loadbalancer endpoint mode.
-func (s *Configs) After() []engine.StepName { return []engine.StepName{engine.StepPools} }
+func (s *Configs) After() []engine.StepName { return []engine.StepName{StepPools} }
 
 // After implements engine.Dependent.
 func (s *Servers) After() []engine.StepName {
-	return []engine.StepName{engine.StepImages, engine.StepConfigs}
+	return []engine.StepName{StepImages, StepConfigs}
 }
 
 // After implements engine.Dependent.
-func (s *Bootstrap) After() []engine.StepName { return []engine.StepName{engine.StepServers} }
+func (s *Bootstrap) After() []engine.StepName { return []engine.StepName{StepServers} }

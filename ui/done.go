@@ -10,6 +10,7 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/addons"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/steps"
 )
 
 // doneScreen says whether the cluster is ready to use (every node Ready,
@@ -106,7 +107,7 @@ func (s *doneScreen) outcome() string {
 	name := c.spec.Name
 	var b strings.Builder
 	line := func(style lipgloss.Style, text string) { b.WriteString(style.Render(wrap(text, c.width)) + "\n") }
-	status := c.stepStatus(engine.StepAddons)
+	status := c.stepStatus(steps.StepAddons)
 	switch {
 	case (r.state == "done" || r.state != "failed" && r.state != runRunning && status == engine.StatusDone) && !addons.Enabled(c.spec)[addons.Cilium]:
 		// The step waited only for provider IDs: without a CNI no node is Ready.
@@ -132,7 +133,7 @@ func (s *doneScreen) outcome() string {
 		// this wizard did not see end) the last reports say it.
 		why := r.err
 		if why == "" {
-			why = c.status[engine.StepAddons].Error
+			why = c.status[steps.StepAddons].Error
 		}
 		switch {
 		case why != "":

@@ -12,6 +12,7 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/factory"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/steps"
 )
 
 // imagesScreen picks the system extensions of each schematic, shows the
@@ -48,7 +49,7 @@ func newImages(c *common) *imagesScreen {
 			}
 		}
 	}
-	if c.stepStatus(engine.StepImages) == engine.StatusDone {
+	if c.stepStatus(steps.StepImages) == engine.StatusDone {
 		s.result = "ok"
 	}
 	s.recompute()
@@ -234,7 +235,7 @@ func (s *imagesScreen) toggle(name string) {
 
 // build runs the images step alone.
 func (s *imagesScreen) build() tea.Cmd {
-	cmd := s.startEngine(s.c, engine.Options{Only: engine.StepImages})
+	cmd := s.startEngine(s.c, engine.Options{Only: steps.StepImages})
 	if cmd != nil {
 		s.prog = progressList{}
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/reporter"
 )
 
 // progressList folds engine events into a tree: steps, and under each the
@@ -201,9 +202,9 @@ func (r *resourceProgress) view(st Styles, width int) string {
 	}
 	if r.bytes > 0 {
 		if r.total > 0 {
-			parts = append(parts, st.Subtle.Render(engine.HumanBytes(r.bytes)+"/"+engine.HumanBytes(r.total)))
+			parts = append(parts, st.Subtle.Render(reporter.HumanBytes(r.bytes)+"/"+reporter.HumanBytes(r.total)))
 		} else {
-			parts = append(parts, st.Subtle.Render(engine.HumanBytes(r.bytes)))
+			parts = append(parts, st.Subtle.Render(reporter.HumanBytes(r.bytes)))
 		}
 	}
 	return strings.Join(parts, " ")

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/netplan"
+	"github.com/ohmytalos/ohmytalos/internal/reporter"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 )
 
@@ -165,7 +166,7 @@ func (s *reviewScreen) view() string {
 			}
 			body.WriteString(indent(wrap(line, c.width-2), 2) + "\n")
 			for _, ch := range it.Changes {
-				body.WriteString(toneStyle(st, it.Action.Tone()).Render(indent(wrap(ch.String(), c.width-4), 4)) + "\n")
+				body.WriteString(toneStyle(st, reporter.ActionTone(it.Action)).Render(indent(wrap(ch.String(), c.width-4), 4)) + "\n")
 			}
 		}
 		for _, n := range p.Notes {
@@ -200,13 +201,13 @@ func actionGlyph(st Styles, action engine.Action) string {
 }
 
 // toneStyle is the style of an engine tone.
-func toneStyle(st Styles, t engine.Tone) lipgloss.Style {
+func toneStyle(st Styles, t reporter.Tone) lipgloss.Style {
 	switch t {
-	case engine.ToneGood:
+	case reporter.ToneGood:
 		return st.Good
-	case engine.ToneBad:
+	case reporter.ToneBad:
 		return st.Bad
-	case engine.ToneActive:
+	case reporter.ToneActive:
 		return st.Warn
 	}
 	return st.Subtle

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/steps"
 )
 
 // secretProviders are the providers a reference can name, with what the
@@ -55,7 +56,7 @@ func newSecrets(c *common) *secretsScreen {
 		newInput(c.styles, ref.Field, "optional: custom field name", w),
 		newInput(c.styles, ref.ServerURL, "optional: bw serve / server URL", w),
 	}
-	if c.stepStatus(engine.StepSecrets) == engine.StatusDone {
+	if c.stepStatus(steps.StepSecrets) == engine.StatusDone {
 		s.result = "ok"
 	}
 	return s
@@ -157,7 +158,7 @@ func (s *secretsScreen) check() tea.Cmd {
 		s.result, s.err = "failed", "the reference is empty: type the "+s.providers[s.provider][1]
 		return nil
 	}
-	cmd := s.startEngine(s.c, engine.Options{Only: engine.StepSecrets})
+	cmd := s.startEngine(s.c, engine.Options{Only: steps.StepSecrets})
 	if cmd != nil {
 		s.log = nil
 	}

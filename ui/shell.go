@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/steps"
 )
 
 // Sidebar statuses.
@@ -22,7 +23,7 @@ const (
 
 // deploySteps are the engine steps the bootstrap screen runs.
 func deploySteps() []engine.StepName {
-	return []engine.StepName{engine.StepNetwork, engine.StepPools, engine.StepConfigs, engine.StepServers, engine.StepBootstrap, engine.StepAddons}
+	return []engine.StepName{steps.StepNetwork, steps.StepPools, steps.StepConfigs, steps.StepServers, steps.StepBootstrap, steps.StepAddons}
 }
 
 // View implements tea.Model.
@@ -92,9 +93,9 @@ func (m *Model) sidebarStatus(id screenID) string {
 	}
 	switch id {
 	case scrSecrets:
-		return engineStatus(engine.StepSecrets)
+		return engineStatus(steps.StepSecrets)
 	case scrImages:
-		return engineStatus(engine.StepImages)
+		return engineStatus(steps.StepImages)
 	case scrNetwork, scrPools, scrReview:
 		if c.visited[id] || (id == scrReview && c.isSaved()) || m.deployStarted() {
 			return statusDone
@@ -128,7 +129,7 @@ func (m *Model) deployStarted() bool {
 func (m *Model) addonsFailedOnly() bool {
 	for _, s := range deploySteps() {
 		want := engine.StatusDone
-		if s == engine.StepAddons {
+		if s == steps.StepAddons {
 			want = engine.StatusFailed
 		}
 		if m.c.stepStatus(s) != want {
@@ -155,9 +156,9 @@ func (m *Model) anyDone() bool {
 func (m *Model) firstUnfinished() screenID {
 	c := m.c
 	switch {
-	case c.stepStatus(engine.StepSecrets) != engine.StatusDone:
+	case c.stepStatus(steps.StepSecrets) != engine.StatusDone:
 		return scrSecrets
-	case c.stepStatus(engine.StepImages) != engine.StatusDone:
+	case c.stepStatus(steps.StepImages) != engine.StatusDone:
 		return scrImages
 	case m.deployStatus() == statusDone:
 		return scrDone

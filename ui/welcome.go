@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/reporter"
 )
 
 // welcomeScreen greets the operator and, when the state holds progress,
@@ -76,7 +77,7 @@ func (s *welcomeScreen) view() string {
 			if status == "" {
 				status = engine.StatusPending
 			}
-			line := fmt.Sprintf("%s %-10s %s", toneStyle(st, status.Tone()).Render(status.Glyph()), step.Name(), st.Subtle.Render(step.Title()+": "+string(status)))
+			line := fmt.Sprintf("%s %-10s %s", toneStyle(st, reporter.StatusTone(status)).Render(reporter.StatusGlyph(status)), step.Name(), st.Subtle.Render(step.Title()+": "+string(status)))
 			if ss.Error != "" {
 				line += "\n" + indent(errorText(c, st.Bad, ss.Error, c.width-4), 4)
 			}

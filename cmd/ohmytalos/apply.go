@@ -11,6 +11,7 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/reporter"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/steps"
 )
@@ -88,11 +89,11 @@ func runApply(cmd *cobra.Command, s *spec.Spec, rt *runtime, opts engine.Options
 			}
 		}
 	}
-	sink := engine.PlainRenderer(out)
+	sink := reporter.Plain(out)
 	if asJSON {
-		sink = engine.JSONRenderer(out)
+		sink = reporter.JSON(out)
 	} else if !plain && isTerminal(out) {
-		sink = terminalRenderer(out, noColor)
+		sink = reporter.Terminal(out, noColor)
 	}
 	if rt.deps.Sandbox && !asJSON {
 		fmt.Fprintln(out, "SANDBOX: running against built-in fakes; nothing is created on Hetzner")

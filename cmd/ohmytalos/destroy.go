@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/reporter"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/steps"
 )
@@ -67,7 +67,7 @@ func runDestroy(cmd *cobra.Command, s *spec.Spec, rt *runtime, yes bool, opts st
 			return fmt.Errorf("not confirmed: nothing was deleted")
 		}
 	}
-	return steps.Destroy(cmd.Context(), rt.deps, rt.env, p, engine.PlainRenderer(out))
+	return steps.Destroy(cmd.Context(), rt.deps, rt.env, p, reporter.Plain(out))
 }
 
 // printUnowned lists, before anything else, the resources with the
