@@ -1,6 +1,10 @@
 // Package steps holds the provisioning steps, headless: secrets, images,
-// network, pools, configs, servers and bootstrap. Each is an engine.Step
-// that looks resources up before creating them, so re-running is safe.
+// network, pools, configs, servers, bootstrap, addons, scale-down and
+// upgrade. Each is an engine.Step that looks resources up before creating
+// them, so re-running is safe. Their names (StepSecrets, ...) live here;
+// the engine only knows the StepName type. Destroy is steps/destroy.
+// Nothing here imports the sandbox: cmd wires it (SandboxEndpoints), and a
+// test keeps it so. The package serves cmd and ui; it is not a public API.
 package steps
 
 import (

@@ -10,7 +10,7 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/reporter"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
-	"github.com/ohmytalos/ohmytalos/steps"
+	"github.com/ohmytalos/ohmytalos/steps/destroy"
 )
 
 func newDestroyCmd(g *globals) *cobra.Command {
@@ -31,7 +31,7 @@ what is already gone counts as deleted.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.withRuntime(cmd.Context(), "ohmytalos destroy", func(s *spec.Spec, rt *runtime) error {
-				return runDestroy(cmd, s, rt, yes, steps.DestroyOptions{Images: images, IncludeUnowned: unowned})
+				return runDestroy(cmd, s, rt, yes, destroy.Options{Images: images, IncludeUnowned: unowned})
 			})
 		},
 	}
@@ -42,8 +42,8 @@ what is already gone counts as deleted.`,
 }
 
 // runDestroy lists what will be deleted, asks, and deletes.
-func runDestroy(cmd *cobra.Command, s *spec.Spec, rt *runtime, yes bool, opts steps.DestroyOptions) error {
-	p, err := steps.PlanDestroy(cmd.Context(), rt.deps, rt.env, opts)
+func runDestroy(cmd *cobra.Command, s *spec.Spec, rt *runtime, yes bool, opts destroy.Options) error {
+	p, err := destroy.NewPlan(cmd.Context(), rt.deps, rt.env, opts)
 	if err != nil {
 		return err
 	}
@@ -67,12 +67,12 @@ func runDestroy(cmd *cobra.Command, s *spec.Spec, rt *runtime, yes bool, opts st
 			return fmt.Errorf("not confirmed: nothing was deleted")
 		}
 	}
-	return steps.Destroy(cmd.Context(), rt.deps, rt.env, p, reporter.Plain(out))
+	return destroy.Run(cmd.Context(), rt.deps, rt.env, p, reporter.Plain(out))
 }
 
 // printUnowned lists, before anything else, the resources with the
 // cluster's name that are not its own, and whether they are kept.
-func printUnowned(out io.Writer, name string, p *steps.DestroyPlan, include bool) {
+func printUnowned(out io.Writer, name string, p *destroy.Plan, include bool) {
 	if len(p.Unowned) == 0 {
 		return
 	}
