@@ -19,13 +19,13 @@ import (
 type Addons struct{ d *Deps }
 
 // Name implements engine.Step.
-func (s *Addons) Name() engine.StepName { return engine.StepAddons }
+func (s *Addons) Name() engine.StepName { return StepAddons }
 
 // Title implements engine.Step.
 func (s *Addons) Title() string { return "Add-ons: Cilium, Hetzner CCM and CSI" }
 
 // After implements engine.Dependent.
-func (s *Addons) After() []engine.StepName { return []engine.StepName{engine.StepBootstrap} }
+func (s *Addons) After() []engine.StepName { return []engine.StepName{StepBootstrap} }
 
 // Plan implements engine.Step.
 func (s *Addons) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error) {

@@ -26,7 +26,7 @@ import (
 type Bootstrap struct{ d *Deps }
 
 // Name implements engine.Step.
-func (s *Bootstrap) Name() engine.StepName { return engine.StepBootstrap }
+func (s *Bootstrap) Name() engine.StepName { return StepBootstrap }
 
 // Title implements engine.Step.
 func (s *Bootstrap) Title() string { return "Bootstrap: Talos, etcd, kubeconfig" }

@@ -35,7 +35,7 @@ type Configs struct {
 }
 
 // Name implements engine.Step.
-func (s *Configs) Name() engine.StepName { return engine.StepConfigs }
+func (s *Configs) Name() engine.StepName { return StepConfigs }
 
 // Title implements engine.Step.
 func (s *Configs) Title() string { return "Configs: Talos secrets and machine configs" }

@@ -2,17 +2,14 @@ package steps
 
 import (
 	"context"
-	"fmt"
-	"strconv"
-	"sync"
 
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/doctor"
 	"github.com/ohmytalos/ohmytalos/internal/doctor/hcloudsource"
 	"github.com/ohmytalos/ohmytalos/internal/doctor/kubesource"
+	"github.com/ohmytalos/ohmytalos/internal/doctor/talossource"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
-	"github.com/ohmytalos/ohmytalos/internal/talos/talosapi"
 )
 
 // DoctorOptions are the doctor's command-line inputs.
@@ -68,17 +65,25 @@ func DoctorEnv(ctx context.Context, d *Deps, env *engine.Env, o DoctorOptions) (
 		notes = append(notes, "Talos checks skip: no talosconfig yet ("+err.Error()+")")
 	} else {
 		de.Talosconfig = tc
-		ts := &talosSource{talosconfig: tc, spec: sp, addr: map[string]string{}, clients: map[string]*talosapi.Client{}}
+		addr := map[string]string{}
 		for _, r := range append(append([]doctor.NodeRef{}, de.ControlPlanes...), de.Workers...) {
 			if r.PublicIP != "" {
-				ts.addr[r.PrivateIP], ts.addr[r.Name], ts.addr[r.PublicIP] = r.PublicIP, r.PublicIP, r.PublicIP
+				addr[r.PrivateIP], addr[r.Name], addr[r.PublicIP] = r.PublicIP, r.PublicIP, r.PublicIP
 			}
 		}
+		var controlPlanes []string
 		for _, cp := range de.ControlPlanes {
-			ts.controlPlanes = append(ts.controlPlanes, cp.PrivateIP)
+			controlPlanes = append(controlPlanes, cp.PrivateIP)
 		}
+		// The VIP as ohmytalos renders it into every control plane's config
+		// (configs are regenerated from the spec, never edited).
+		var vip talossource.VIP
+		if sp.Endpoint.Mode == spec.EndpointVIP {
+			vip = talossource.VIP{Link: vipLink(sp), Address: sp.ControlPlane.VIP}
+		}
+		ts := talossource.New(tc, addr, controlPlanes, vip)
 		de.Talos = ts
-		closeAll = ts.close
+		closeAll = ts.Close
 	}
 	if kc, err := env.State.Secret(secretKubeconfig); err != nil {
 		notes = append(notes, "Kubernetes checks skip: no kubeconfig yet")
@@ -106,132 +111,4 @@ func vipLink(sp *spec.Spec) string {
 		return "eth0"
 	}
 	return "eth1"
-}
-
-// talosSource reads node state through the Talos API, one client per node.
-type talosSource struct {
-	talosconfig []byte
-	spec        *spec.Spec
-	addr        map[string]string // node key -> public IP
-	// controlPlanes are the control planes' node keys, for proxying.
-	controlPlanes []string
-
-	mu      sync.Mutex
-	clients map[string]*talosapi.Client
-}
-
-func (t *talosSource) client(ctx context.Context, node string) (*talosapi.Client, error) {
-	ip := t.addr[node]
-	if ip == "" {
-		return nil, fmt.Errorf("node %s has no public address ohmytalos can reach the Talos API on", node)
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if c := t.clients[ip]; c != nil {
-		return c, nil
-	}
-	c, err := talosapi.Connect(ctx, t.talosconfig, ip)
-	if err != nil {
-		return nil, err
-	}
-	t.clients[ip] = c
-	return c, nil
-}
-
-func (t *talosSource) close() {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, c := range t.clients {
-		c.Close()
-	}
-}
-
-func (t *talosSource) Links(ctx context.Context, node string) ([]doctor.Link, error) {
-	c, err := t.client(ctx, node)
-	if err != nil {
-		return nil, err
-	}
-	ls, err := c.Links(ctx)
-	out := make([]doctor.Link, 0, len(ls))
-	for _, l := range ls {
-		out = append(out, doctor.Link{Name: l.Name, MTU: l.MTU, Up: l.Up})
-	}
-	return out, err
-}
-
-func (t *talosSource) Addresses(ctx context.Context, node string) ([]doctor.Address, error) {
-	c, err := t.client(ctx, node)
-	if err != nil {
-		return nil, err
-	}
-	as, err := c.Addresses(ctx)
-	out := make([]doctor.Address, 0, len(as))
-	for _, a := range as {
-		out = append(out, doctor.Address{Link: a.Link, CIDR: a.CIDR})
-	}
-	return out, err
-}
-
-// VIPConfig reports the VIP as ohmytalos renders it into every control
-// plane's config (configs are regenerated from the spec, never edited).
-func (t *talosSource) VIPConfig(ctx context.Context, node string) (string, string, error) {
-	if t.spec.Endpoint.Mode != spec.EndpointVIP {
-		return "", "", nil
-	}
-	return vipLink(t.spec), t.spec.ControlPlane.VIP, nil
-}
-
-// Routes reads the node's routes (network.RouteStatus). A node without a
-// public address is asked through a control plane's apid, as talosctl -e
-// CONTROL_PLANE -n NODE does.
-func (t *talosSource) Routes(ctx context.Context, node string) ([]doctor.Route, error) {
-	c, ctx, err := t.viaControlPlane(ctx, node)
-	if err != nil {
-		return nil, err
-	}
-	rs, err := c.Routes(ctx)
-	out := make([]doctor.Route, 0, len(rs))
-	for _, r := range rs {
-		out = append(out, doctor.Route{Family: r.Family, Destination: r.Destination, Gateway: r.Gateway, Link: r.Link})
-	}
-	return out, err
-}
-
-// viaControlPlane is the node's own client when it has a public address,
-// else a control plane's with the calls proxied to the node.
-func (t *talosSource) viaControlPlane(ctx context.Context, node string) (*talosapi.Client, context.Context, error) {
-	if t.addr[node] != "" {
-		c, err := t.client(ctx, node)
-		return c, ctx, err
-	}
-	for _, cp := range t.controlPlanes {
-		if t.addr[cp] != "" {
-			c, err := t.client(ctx, cp)
-			return c, talosapi.OnNode(ctx, node), err
-		}
-	}
-	return nil, ctx, fmt.Errorf("node %s has no public address, and no control plane has one to proxy through", node)
-}
-
-// TalosVersion reads the node's running Talos tag through the Version API.
-func (t *talosSource) TalosVersion(ctx context.Context, node string) (string, error) {
-	c, err := t.client(ctx, node)
-	if err != nil {
-		return "", err
-	}
-	return c.Version(ctx)
-}
-
-func (t *talosSource) EtcdMembers(ctx context.Context, node string) ([]doctor.EtcdMember, error) {
-	c, err := t.client(ctx, node)
-	if err != nil {
-		return nil, err
-	}
-	ms, err := c.EtcdMembers(ctx)
-	out := make([]doctor.EtcdMember, 0, len(ms))
-	for _, m := range ms {
-		id, _ := strconv.ParseUint(m.ID, 16, 64)
-		out = append(out, doctor.EtcdMember{ID: id, Name: m.Name, PeerURLs: m.PeerURLs, IsLearner: m.Learner})
-	}
-	return out, err
 }

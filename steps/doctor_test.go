@@ -76,7 +76,7 @@ func startDoctorCluster(t *testing.T, edit func(string) string) *doctorCluster {
 		t.Fatalf("start sandbox: %v", err)
 	}
 	t.Cleanup(func() { sb.Close() })
-	d := SandboxDeps(sb, log, "test")
+	d := sandboxDeps(sb, log, "test")
 	d.PollInterval, d.NodeTimeout = 10*time.Millisecond, 20*time.Second
 	return &doctorCluster{sb: sb, deps: d, env: &engine.Env{Spec: sp, State: st, Log: log}, eng: engine.New(All(d)...)}
 }

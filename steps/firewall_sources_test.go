@@ -91,7 +91,7 @@ func TestFirewallAdmitsOnlyTheOperator(t *testing.T) {
 			reruns = append(reruns, ev)
 		}
 	})
-	if len(reruns) != 1 || reruns[0].Step != engine.StepPools {
+	if len(reruns) != 1 || reruns[0].Step != StepPools {
 		t.Errorf("re-run notices = %+v, want one for pools", reruns)
 	}
 	if err != nil {

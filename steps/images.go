@@ -21,7 +21,7 @@ import (
 type Images struct{ d *Deps }
 
 // Name implements engine.Step.
-func (s *Images) Name() engine.StepName { return engine.StepImages }
+func (s *Images) Name() engine.StepName { return StepImages }
 
 // Title implements engine.Step.
 func (s *Images) Title() string { return "Images: schematics and snapshots" }

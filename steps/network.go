@@ -18,7 +18,7 @@ import (
 type Network struct{ d *Deps }
 
 // Name implements engine.Step.
-func (s *Network) Name() engine.StepName { return engine.StepNetwork }
+func (s *Network) Name() engine.StepName { return StepNetwork }
 
 // Title implements engine.Step.
 func (s *Network) Title() string { return "Network: private network and subnets" }

@@ -74,7 +74,7 @@ func TestCNIPatchWarnsAtPlan(t *testing.T) {
 	}
 	var notes []string
 	for _, p := range plans {
-		if p.Step == engine.StepConfigs {
+		if p.Step == StepConfigs {
 			notes = p.Notes
 		}
 	}
@@ -186,7 +186,7 @@ func (w *world) upgradePlan(t *testing.T) map[string]engine.PlanItem {
 	}
 	out := map[string]engine.PlanItem{}
 	for _, p := range plans {
-		if p.Step == engine.StepUpgrade {
+		if p.Step == StepUpgrade {
 			for _, it := range p.Items {
 				out[it.Name] = it
 			}

@@ -20,7 +20,7 @@ import (
 type Pools struct{ d *Deps }
 
 // Name implements engine.Step.
-func (s *Pools) Name() engine.StepName { return engine.StepPools }
+func (s *Pools) Name() engine.StepName { return StepPools }
 
 // Title implements engine.Step.
 func (s *Pools) Title() string { return "Pools: placement groups, firewall, load balancers" }

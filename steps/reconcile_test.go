@@ -95,14 +95,14 @@ func TestFirewallDriftIsPlannedAndApplied(t *testing.T) {
 	// The sandbox's operator is loopback: a list without it would lock
 	// this test out of its own cluster, as it would an operator.
 	w.spec.Firewall.Allow = []string{"203.0.113.7/32"}
-	if p := w.planStep(t, engine.StepPools); !slices.ContainsFunc(p.Notes, func(n string) bool {
+	if p := w.planStep(t, StepPools); !slices.ContainsFunc(p.Notes, func(n string) bool {
 		return strings.Contains(n, "does not admit your address 127.0.0.1") && strings.Contains(n, "127.0.0.1/32")
 	}) {
 		t.Errorf("plan does not warn about the lock-out: %v", p.Notes)
 	}
 	w.spec.Firewall.Allow = []string{"203.0.113.7/32", "127.0.0.1/32"}
 
-	it := w.planOf(t, engine.StepPools, "firewall", w.spec.Name)
+	it := w.planOf(t, StepPools, "firewall", w.spec.Name)
 	if it.Action != engine.ActionUpdate || len(it.Changes) != 1 || it.Changes[0].Field != fieldRules {
 		t.Fatalf("plan = %+v, want an update of the rules", it)
 	}
@@ -139,7 +139,7 @@ func TestFirewallDriftIsPlannedAndApplied(t *testing.T) {
 	if !ports["50000"] || !ports["6443"] {
 		t.Errorf("rules for ports %v, want 50000 and 6443", ports)
 	}
-	if it := w.planOf(t, engine.StepPools, "firewall", w.spec.Name); it.Action != engine.ActionReuse {
+	if it := w.planOf(t, StepPools, "firewall", w.spec.Name); it.Action != engine.ActionReuse {
 		t.Errorf("after apply the plan is %s %v, want reuse", it.Action, it.Changes)
 	}
 }
@@ -181,7 +181,7 @@ func TestLoadBalancerDriftIsRepaired(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	it := w.planOf(t, engine.StepPools, "load-balancer", w.spec.Name+"-ingress")
+	it := w.planOf(t, StepPools, "load-balancer", w.spec.Name+"-ingress")
 	var fields []string
 	for _, ch := range it.Changes {
 		fields = append(fields, ch.Field)
@@ -191,7 +191,7 @@ func TestLoadBalancerDriftIsRepaired(t *testing.T) {
 		t.Fatalf("plan = %s %v, want update of %v", it.Action, it.Changes, want)
 	}
 
-	w.runOnly(t, engine.StepPools)
+	w.runOnly(t, StepPools)
 	got, _, err := c.LoadBalancer.GetByID(ctx, lb.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -213,7 +213,7 @@ func TestLoadBalancerDriftIsRepaired(t *testing.T) {
 	if got.Labels["owner"] != "someone" || got.Labels[cloud.LabelCluster] != w.spec.Name {
 		t.Errorf("labels = %v: ohmytalos' labels must come back and others stay", got.Labels)
 	}
-	if it := w.planOf(t, engine.StepPools, "load-balancer", w.spec.Name+"-ingress"); it.Action != engine.ActionReuse {
+	if it := w.planOf(t, StepPools, "load-balancer", w.spec.Name+"-ingress"); it.Action != engine.ActionReuse {
 		t.Errorf("after apply the plan is %s %v", it.Action, it.Changes)
 	}
 }
@@ -234,22 +234,22 @@ func TestServerDrift(t *testing.T) {
 	if _, _, err := c.Server.Update(ctx, sv, hcloud.ServerUpdateOpts{Labels: labels}); err != nil {
 		t.Fatal(err)
 	}
-	it := w.planOf(t, engine.StepServers, "server", sv.Name)
+	it := w.planOf(t, StepServers, "server", sv.Name)
 	if it.Action != engine.ActionUpdate || len(it.Changes) != 1 || it.Changes[0].New != cloud.LabelIngress+"=true" {
 		t.Fatalf("plan = %s %v", it.Action, it.Changes)
 	}
-	w.runOnly(t, engine.StepServers)
+	w.runOnly(t, StepServers)
 	if got, _, _ := c.Server.GetByID(ctx, sv.ID); got.Labels[cloud.LabelIngress] != "true" {
 		t.Errorf("labels after apply = %v", got.Labels)
 	}
 
 	w.spec.Pools[0].ServerType = "cpx42"
-	it = w.planOf(t, engine.StepServers, "server", sv.Name)
+	it = w.planOf(t, StepServers, "server", sv.Name)
 	if it.Action != engine.ActionReplace || len(it.Changes) != 1 || it.Changes[0].Field != fieldServerType ||
 		it.Changes[0].Old != "cpx32" || it.Changes[0].New != "cpx42" {
 		t.Fatalf("plan = %s %v, want replace of the server type", it.Action, it.Changes)
 	}
-	evs := w.runOnly(t, engine.StepServers)
+	evs := w.runOnly(t, StepServers)
 	if !slices.ContainsFunc(evs, func(ev engine.Event) bool {
 		return ev.Kind == engine.KindWarning && ev.Resource == "server/"+sv.Name && strings.Contains(ev.Message, "cpx32 -> cpx42")
 	}) {
@@ -273,12 +273,12 @@ func TestServerDrift(t *testing.T) {
 	}
 	wait(c.Server.Poweroff(ctx, sv))
 	wait(c.Server.RemoveFromPlacementGroup(ctx, sv))
-	it = w.planOf(t, engine.StepServers, "server", sv.Name)
+	it = w.planOf(t, StepServers, "server", sv.Name)
 	if it.Action != engine.ActionUpdate || len(it.Changes) != 2 || it.Changes[0].Field != fieldPlacementGroup ||
 		it.Changes[1].String() != "status: off -> running" {
 		t.Fatalf("plan = %s %v, want an update of the placement group and the status", it.Action, it.Changes)
 	}
-	w.runOnly(t, engine.StepServers)
+	w.runOnly(t, StepServers)
 	got, _, _ := c.Server.GetByID(ctx, sv.ID)
 	if got.PlacementGroup == nil || got.PlacementGroup.Name != "demo-worker-1" || got.Status != hcloud.ServerStatusRunning {
 		t.Errorf("after apply: placement group %v, status %s", got.PlacementGroup, got.Status)
@@ -306,12 +306,12 @@ func TestCorrectedTokenReferenceIsUsed(t *testing.T) {
 	}})
 	e := engine.New(All(d)...)
 	env := w.env(t)
-	err := e.Run(context.Background(), env, engine.Options{Only: engine.StepSecrets, Redact: d.Redact}, nil)
+	err := e.Run(context.Background(), env, engine.Options{Only: StepSecrets, Redact: d.Redact}, nil)
 	if err == nil || !strings.Contains(err.Error(), "rejected the token") {
 		t.Fatalf("wrong token: err = %v", err)
 	}
 	env.Spec.Secrets.HCloudToken = spec.SecretRef{Provider: "env", Ref: "GOOD_TOKEN"}
-	if err := e.Run(context.Background(), env, engine.Options{Only: engine.StepSecrets, Redact: d.Redact}, nil); err != nil {
+	if err := e.Run(context.Background(), env, engine.Options{Only: StepSecrets, Redact: d.Redact}, nil); err != nil {
 		t.Fatalf("corrected reference: %v", err)
 	}
 	if got := d.Redact("x wrong-token " + w.sb.Token); strings.Contains(got, "wrong-token") || strings.Contains(got, w.sb.Token) {
@@ -324,7 +324,7 @@ func TestCorrectedTokenReferenceIsUsed(t *testing.T) {
 	mu.Lock()
 	stored = w.sb.Token
 	mu.Unlock()
-	if err := e.Run(context.Background(), env, engine.Options{Only: engine.StepSecrets, Redact: d.Redact}, nil); err != nil {
+	if err := e.Run(context.Background(), env, engine.Options{Only: StepSecrets, Redact: d.Redact}, nil); err != nil {
 		t.Fatalf("fixed secret behind the same reference: %v", err)
 	}
 }
@@ -417,14 +417,14 @@ func TestNetworkAndPlacementGroupDrift(t *testing.T) {
 	if _, _, err := c.PlacementGroup.Update(ctx, pg, hcloud.PlacementGroupUpdateOpts{Labels: map[string]string{"extra": "kept"}}); err != nil {
 		t.Fatal(err)
 	}
-	if it := w.planOf(t, engine.StepNetwork, "network", w.spec.Name); it.Action != engine.ActionUpdate || len(it.Changes) != 1 || it.Changes[0].Field != fieldLabels {
+	if it := w.planOf(t, StepNetwork, "network", w.spec.Name); it.Action != engine.ActionUpdate || len(it.Changes) != 1 || it.Changes[0].Field != fieldLabels {
 		t.Errorf("network plan = %s %v", it.Action, it.Changes)
 	}
-	if it := w.planOf(t, engine.StepPools, "placement-group", pg.Name); it.Action != engine.ActionUpdate {
+	if it := w.planOf(t, StepPools, "placement-group", pg.Name); it.Action != engine.ActionUpdate {
 		t.Errorf("placement group plan = %s %v", it.Action, it.Changes)
 	}
-	w.runOnly(t, engine.StepNetwork)
-	w.runOnly(t, engine.StepPools)
+	w.runOnly(t, StepNetwork)
+	w.runOnly(t, StepPools)
 	if got, _, _ := c.Network.GetByID(ctx, n.ID); got.Labels[cloud.LabelCluster] != w.spec.Name {
 		t.Errorf("network labels = %v", got.Labels)
 	}
@@ -433,7 +433,7 @@ func TestNetworkAndPlacementGroupDrift(t *testing.T) {
 	}
 
 	w.spec.Network.CIDR = "10.1.0.0/16"
-	it := w.planOf(t, engine.StepNetwork, "network", w.spec.Name)
+	it := w.planOf(t, StepNetwork, "network", w.spec.Name)
 	if it.Action != engine.ActionReplace || it.Changes[0].Field != fieldIPRange || it.Changes[0].Old != "10.0.0.0/16" {
 		t.Errorf("plan after a new range = %s %v", it.Action, it.Changes)
 	}

@@ -7,14 +7,21 @@ import (
 	"time"
 
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
-	"github.com/ohmytalos/ohmytalos/internal/sandbox"
 	"github.com/ohmytalos/ohmytalos/internal/secrets"
 )
 
-// SandboxDeps wires the steps' clients to an in-process sandbox. The
+// SandboxEndpoints is where a sandbox's fakes listen and the token its
+// Hetzner fake accepts: plain values, handed over by cmd (or a test) so
+// that no provisioning package imports the sandbox.
+type SandboxEndpoints struct {
+	HCloudURL, FactoryURL, IPEchoURL, Token string
+	RescueSSHPort                           int
+}
+
+// SandboxDeps wires the steps' clients to a sandbox's endpoints. The
 // sandbox token stands in for HCLOUD_TOKEN inside the resolver only; the
 // process environment is left alone.
-func SandboxDeps(sb *sandbox.Sandbox, log *slog.Logger, version string) *Deps {
+func SandboxDeps(sb SandboxEndpoints, log *slog.Logger, version string) *Deps {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}

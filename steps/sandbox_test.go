@@ -41,9 +41,17 @@ func newWorld(t *testing.T, specPath string) *world {
 	return &world{sb: fastSandbox(t), dir: t.TempDir(), spec: sp}
 }
 
+// sandboxDeps hands a sandbox's endpoints to SandboxDeps, as cmd does.
+func sandboxDeps(sb *sandbox.Sandbox, log *slog.Logger, version string) *Deps {
+	return SandboxDeps(SandboxEndpoints{
+		HCloudURL: sb.HCloudURL, FactoryURL: sb.FactoryURL, IPEchoURL: sb.IPEchoURL,
+		Token: sb.Token, RescueSSHPort: sb.RescueSSHPort,
+	}, log, version)
+}
+
 // deps wires fresh clients to the sandbox, as a new process would.
 func (w *world) deps() *Deps {
-	d := SandboxDeps(w.sb, nil, "test")
+	d := sandboxDeps(w.sb, nil, "test")
 	d.PollInterval, d.NodeTimeout = 10*time.Millisecond, time.Minute
 	return d
 }

@@ -30,13 +30,13 @@ import (
 type ScaleDown struct{ d *Deps }
 
 // Name implements engine.Step.
-func (s *ScaleDown) Name() engine.StepName { return engine.StepScaleDown }
+func (s *ScaleDown) Name() engine.StepName { return StepScaleDown }
 
 // Title implements engine.Step.
 func (s *ScaleDown) Title() string { return "Scale down: drain and remove nodes the spec dropped" }
 
 // After implements engine.Dependent.
-func (s *ScaleDown) After() []engine.StepName { return []engine.StepName{engine.StepAddons} }
+func (s *ScaleDown) After() []engine.StepName { return []engine.StepName{StepAddons} }
 
 // dataScaleDown holds the removal in progress (a scaleRecord).
 const dataScaleDown = "scale-down"

@@ -47,7 +47,7 @@ func (w *world) runScaleDown(t *testing.T, ctx context.Context, timeout time.Dur
 	t.Helper()
 	d := w.deps()
 	d.NodeTimeout = timeout
-	return engine.New(All(d)...).Run(ctx, w.env(t), engine.Options{Only: engine.StepScaleDown, Redact: d.Redact}, sink)
+	return engine.New(All(d)...).Run(ctx, w.env(t), engine.Options{Only: StepScaleDown, Redact: d.Redact}, sink)
 }
 
 // waitNoNode polls until Kubernetes no longer lists the node.
@@ -113,11 +113,11 @@ func TestScaleDownWorker(t *testing.T) {
 	blockWithPDB(t, cs, "demo-worker-2")
 	w.spec.Pools[0].Count = 1
 
-	it := w.planOf(t, engine.StepScaleDown, "server", "demo-worker-2")
+	it := w.planOf(t, StepScaleDown, "server", "demo-worker-2")
 	if it.Action != engine.ActionDelete {
 		t.Fatalf("plan for demo-worker-2 = %+v, want delete", it)
 	}
-	if it := w.planOf(t, engine.StepScaleDown, "volume", "demo-worker-2-data"); it.Action != engine.ActionDelete {
+	if it := w.planOf(t, StepScaleDown, "volume", "demo-worker-2-data"); it.Action != engine.ActionDelete {
 		t.Fatalf("plan for the volume = %+v, want delete", it)
 	}
 
@@ -232,15 +232,15 @@ func TestScaleDownControlPlanes(t *testing.T) {
 	}
 	moveVIPAway(t, w)
 	w.spec.ControlPlane.Count, w.spec.Pools[0].Count = 1, 1
-	if it := w.planOf(t, engine.StepScaleDown, "volume", "demo-worker-2-data"); it.Action != engine.ActionReuse {
+	if it := w.planOf(t, StepScaleDown, "volume", "demo-worker-2-data"); it.Action != engine.ActionReuse {
 		t.Fatalf("plan for the kept volume = %+v, want reuse", it)
 	}
 	var order []string
 	collect := func(ev engine.Event) {
-		if ev.Step == engine.StepScaleDown && ev.Kind == engine.KindResource && ev.Action == engine.ActionDelete {
+		if ev.Step == StepScaleDown && ev.Kind == engine.KindResource && ev.Action == engine.ActionDelete {
 			order = append(order, ev.Resource)
 		}
-		if ev.Step == engine.StepScaleDown && ev.Kind == engine.KindProgress && strings.Contains(ev.Message, "etcd members after") {
+		if ev.Step == StepScaleDown && ev.Kind == engine.KindProgress && strings.Contains(ev.Message, "etcd members after") {
 			order = append(order, ev.Message)
 		}
 	}
@@ -376,7 +376,7 @@ func TestScaleDownKeepsQuorum(t *testing.T) {
 	w.spec.ControlPlane.Count = 1
 	w.spec.Pools = w.spec.Pools[:1]
 	for _, name := range []string{"demo-extra-1", "demo-extra-2"} {
-		if it := w.planOf(t, engine.StepScaleDown, "server", name); it.Action != engine.ActionDelete {
+		if it := w.planOf(t, StepScaleDown, "server", name); it.Action != engine.ActionDelete {
 			t.Errorf("plan for %s of the removed pool = %+v, want delete", name, it)
 		}
 	}

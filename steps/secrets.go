@@ -16,7 +16,7 @@ import (
 type Secrets struct{ d *Deps }
 
 // Name implements engine.Step.
-func (s *Secrets) Name() engine.StepName { return engine.StepSecrets }
+func (s *Secrets) Name() engine.StepName { return StepSecrets }
 
 // Title implements engine.Step.
 func (s *Secrets) Title() string { return "Secrets: look up and check credentials" }

@@ -28,7 +28,7 @@ func TestReadOnlyTokenIsRefusedBeforeAnythingIsCreated(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sb.Close()
-	d := SandboxDeps(sb, nil, "test")
+	d := sandboxDeps(sb, nil, "test")
 	var msgs []string
 	err = (&Secrets{d}).Apply(context.Background(), secretsEnv(t), func(ev engine.Event) { msgs = append(msgs, ev.Message) })
 	if err == nil || !strings.Contains(err.Error(), "read-only") || !strings.Contains(err.Error(), "Read & Write") {
@@ -50,7 +50,7 @@ func TestWrongTokenAndMissingVariable(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sb.Close()
-	d := SandboxDeps(sb, nil, "test")
+	d := sandboxDeps(sb, nil, "test")
 	d.Resolver = secrets.NewResolver(secrets.Options{Env: func(k string) (string, bool) {
 		if k == "HCLOUD_TOKEN" {
 			return strings.Repeat("x", 64), true
@@ -61,7 +61,7 @@ func TestWrongTokenAndMissingVariable(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "rejected the token") || strings.Contains(err.Error(), strings.Repeat("x", 64)) {
 		t.Errorf("wrong token: %v", err)
 	}
-	d2 := SandboxDeps(sb, nil, "test")
+	d2 := sandboxDeps(sb, nil, "test")
 	d2.Resolver = secrets.NewResolver(secrets.Options{Env: func(string) (string, bool) { return "", false }})
 	err = (&Secrets{d2}).Apply(context.Background(), secretsEnv(t), func(engine.Event) {})
 	if err == nil || !strings.Contains(err.Error(), "HCLOUD_TOKEN") || !strings.Contains(err.Error(), "secrets.hcloudToken") {

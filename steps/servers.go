@@ -25,7 +25,7 @@ type Servers struct {
 }
 
 // Name implements engine.Step.
-func (s *Servers) Name() engine.StepName { return engine.StepServers }
+func (s *Servers) Name() engine.StepName { return StepServers }
 
 // Title implements engine.Step.
 func (s *Servers) Title() string { return "Servers: create, attach, power on" }

@@ -1,6 +1,10 @@
 // Package steps holds the provisioning steps, headless: secrets, images,
-// network, pools, configs, servers and bootstrap. Each is an engine.Step
-// that looks resources up before creating them, so re-running is safe.
+// network, pools, configs, servers, bootstrap, addons, scale-down and
+// upgrade. Each is an engine.Step that looks resources up before creating
+// them, so re-running is safe. Their names (StepSecrets, ...) live here;
+// the engine only knows the StepName type. Destroy is steps/destroy.
+// Nothing here imports the sandbox: cmd wires it (SandboxEndpoints), and a
+// test keeps it so. The package serves cmd and ui; it is not a public API.
 package steps
 
 import (
@@ -226,22 +230,22 @@ func (d *Deps) rateEvent(emit engine.Emit) {
 // part, overlap the network, pools and configs.
 
 // After implements engine.Dependent.
-func (s *Images) After() []engine.StepName { return []engine.StepName{engine.StepSecrets} }
+func (s *Images) After() []engine.StepName { return []engine.StepName{StepSecrets} }
 
 // After implements engine.Dependent.
-func (s *Network) After() []engine.StepName { return []engine.StepName{engine.StepSecrets} }
+func (s *Network) After() []engine.StepName { return []engine.StepName{StepSecrets} }
 
 // After implements engine.Dependent.
-func (s *Pools) After() []engine.StepName { return []engine.StepName{engine.StepNetwork} }
+func (s *Pools) After() []engine.StepName { return []engine.StepName{StepNetwork} }
 
 // After implements engine.Dependent: the API load balancer's address goes
 // into the configs in loadbalancer endpoint mode.
-func (s *Configs) After() []engine.StepName { return []engine.StepName{engine.StepPools} }
+func (s *Configs) After() []engine.StepName { return []engine.StepName{StepPools} }
 
 // After implements engine.Dependent.
 func (s *Servers) After() []engine.StepName {
-	return []engine.StepName{engine.StepImages, engine.StepConfigs}
+	return []engine.StepName{StepImages, StepConfigs}
 }
 
 // After implements engine.Dependent.
-func (s *Bootstrap) After() []engine.StepName { return []engine.StepName{engine.StepServers} }
+func (s *Bootstrap) After() []engine.StepName { return []engine.StepName{StepServers} }

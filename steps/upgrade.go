@@ -25,7 +25,7 @@ type Upgrade struct {
 }
 
 // Name implements engine.Step.
-func (s *Upgrade) Name() engine.StepName { return engine.StepUpgrade }
+func (s *Upgrade) Name() engine.StepName { return StepUpgrade }
 
 // Title implements engine.Step.
 func (s *Upgrade) Title() string { return "Upgrade: Talos and Kubernetes in place" }
@@ -34,7 +34,7 @@ func (s *Upgrade) Title() string { return "Upgrade: Talos and Kubernetes in plac
 // and its add-ons are up.
 func (s *Upgrade) After() []engine.StepName {
 	// Never alongside scale-down: a drain and a reboot must not race.
-	return []engine.StepName{engine.StepAddons, engine.StepScaleDown}
+	return []engine.StepName{StepAddons, StepScaleDown}
 }
 
 const dataUpgrade = "upgrade"

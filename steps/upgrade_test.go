@@ -70,7 +70,7 @@ func drainEvent(msg string) bool {
 func upgradeEvents(evs []engine.Event) []string {
 	var out []string
 	for _, ev := range evs {
-		if ev.Step == engine.StepUpgrade && ev.Kind == engine.KindResource && ev.Action == engine.ActionUpdate && !drainEvent(ev.Message) {
+		if ev.Step == StepUpgrade && ev.Kind == engine.KindResource && ev.Action == engine.ActionUpdate && !drainEvent(ev.Message) {
 			out = append(out, ev.Resource)
 		}
 	}
@@ -91,13 +91,13 @@ func TestTalosUpgradeInPlace(t *testing.T) {
 	if diff := strings.Join(engine.SpecChange(w.env(t)), "\n"); !strings.Contains(diff, "v1.13.0") || !strings.Contains(diff, "v1.13.9") {
 		t.Errorf("spec change not shown: %q", diff)
 	}
-	it := w.planOf(t, engine.StepUpgrade, "node", "demo-cp-1")
+	it := w.planOf(t, StepUpgrade, "node", "demo-cp-1")
 	if it.Action != engine.ActionUpdate || len(it.Changes) != 1 || it.Changes[0].Field != "talos" ||
 		!strings.HasPrefix(it.Changes[0].Old, "v1.13.0 / schematic ") || !strings.HasPrefix(it.Changes[0].New, "v1.13.9 / schematic ") {
 		t.Fatalf("plan for demo-cp-1 = %+v", it)
 	}
 	for _, p := range mustPlan(t, w) {
-		if p.Step == engine.StepServers && p.Count(engine.ActionReplace) != 0 {
+		if p.Step == StepServers && p.Count(engine.ActionReplace) != 0 {
 			t.Fatalf("servers plan replaces a server for a new image: %+v", p.Items)
 		}
 	}
@@ -113,7 +113,7 @@ func TestTalosUpgradeInPlace(t *testing.T) {
 	for _, node := range []string{"demo-cp-1", "demo-worker-1"} {
 		var cordoned, uncordoned bool
 		for _, ev := range evs {
-			if ev.Step == engine.StepUpgrade && ev.Resource == "node/"+node {
+			if ev.Step == StepUpgrade && ev.Resource == "node/"+node {
 				cordoned = cordoned || strings.HasPrefix(ev.Message, "cordoned")
 				uncordoned = uncordoned || ev.Message == "uncordoned after its upgrade"
 			}
@@ -149,10 +149,10 @@ func TestTalosUpgradeInPlace(t *testing.T) {
 	}
 
 	// A rerun (forced) finds every node at the target and does nothing.
-	if got := upgradeEvents(w.runOnly(t, engine.StepUpgrade)); len(got) != 0 {
+	if got := upgradeEvents(w.runOnly(t, StepUpgrade)); len(got) != 0 {
 		t.Errorf("rerun upgraded %v again", got)
 	}
-	if it := w.planOf(t, engine.StepUpgrade, "node", "demo-worker-1"); it.Action != engine.ActionReuse {
+	if it := w.planOf(t, StepUpgrade, "node", "demo-worker-1"); it.Action != engine.ActionReuse {
 		t.Errorf("plan after the upgrade = %+v", it)
 	}
 
@@ -255,7 +255,7 @@ func TestTalosUpgradeStopsAtFailingNodeAndResumes(t *testing.T) {
 	if got["demo-cp-1"] != "v1.13.0" || got["demo-worker-1"] != "v1.13.0" {
 		t.Fatalf("after the failure: %v; want both untouched (control planes go first)", got)
 	}
-	if it := w.planOf(t, engine.StepUpgrade, "node", "demo-cp-1"); !strings.Contains(it.Detail, "interrupted during talos v1.13.9") {
+	if it := w.planOf(t, StepUpgrade, "node", "demo-cp-1"); !strings.Contains(it.Detail, "interrupted during talos v1.13.9") {
 		t.Errorf("plan after the failure = %+v", it)
 	}
 
@@ -323,7 +323,7 @@ func TestKubernetesUpgradeMovesEveryKubelet(t *testing.T) {
 		t.Fatalf("kubelets before = %v", before)
 	}
 	w.spec.Kubernetes.Version = "1.36.3"
-	it := w.planOf(t, engine.StepUpgrade, "node", "demo-cp-1")
+	it := w.planOf(t, StepUpgrade, "node", "demo-cp-1")
 	if it.Action != engine.ActionUpdate || len(it.Changes) != 2 {
 		t.Fatalf("plan = %+v", it)
 	}
@@ -340,7 +340,7 @@ func TestKubernetesUpgradeMovesEveryKubelet(t *testing.T) {
 	if got := strings.Join(upgradeEvents(evs), ","); got != "node/demo-cp-1,node/demo-cp-1,node/demo-worker-1" {
 		t.Errorf("upgrade events = %s", got)
 	}
-	if got := upgradeEvents(w.runOnly(t, engine.StepUpgrade)); len(got) != 0 {
+	if got := upgradeEvents(w.runOnly(t, StepUpgrade)); len(got) != 0 {
 		t.Errorf("rerun upgraded %v again", got)
 	}
 

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"github.com/ohmytalos/ohmytalos/steps"
 	"strings"
 	"time"
 
@@ -120,7 +121,7 @@ func (s *bootstrapScreen) question() string {
 		}
 	}
 	verb := "Create"
-	if s.result == "failed" || s.c.stepStatus(engine.StepNetwork) != engine.StatusPending {
+	if s.result == "failed" || s.c.stepStatus(steps.StepNetwork) != engine.StatusPending {
 		verb = "Resume creating"
 	}
 	where := "on Hetzner Cloud"
@@ -133,8 +134,8 @@ func (s *bootstrapScreen) question() string {
 // start runs the deploy steps; a retry resumes from the first step that
 // is not done.
 func (s *bootstrapScreen) start() tea.Cmd {
-	opts := engine.Options{From: engine.StepNetwork}
-	if s.result == "failed" || s.c.stepStatus(engine.StepNetwork) == engine.StatusDone {
+	opts := engine.Options{From: steps.StepNetwork}
+	if s.result == "failed" || s.c.stepStatus(steps.StepNetwork) == engine.StatusDone {
 		opts = engine.Options{}
 	}
 	cmd := s.startEngine(s.c, opts)

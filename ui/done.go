@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"github.com/ohmytalos/ohmytalos/steps"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -109,7 +110,7 @@ func (s *doneScreen) outcome() string {
 	line := func(style lipgloss.Style, text string) {
 		b.WriteString(style.Render(common.Wrap(text, c.Width)) + "\n")
 	}
-	status := c.stepStatus(engine.StepAddons)
+	status := c.stepStatus(steps.StepAddons)
 	switch {
 	case (r.state == "done" || r.state != "failed" && r.state != runRunning && status == engine.StatusDone) && !addons.Enabled(c.spec)[addons.Cilium]:
 		// The step waited only for provider IDs: without a CNI no node is Ready.
@@ -135,7 +136,7 @@ func (s *doneScreen) outcome() string {
 		// this wizard did not see end) the last reports say it.
 		why := r.err
 		if why == "" {
-			why = c.status[engine.StepAddons].Error
+			why = c.status[steps.StepAddons].Error
 		}
 		switch {
 		case why != "":

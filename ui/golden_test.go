@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/exp/golden"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/steps"
 )
 
 // goldenSizes are the terminal sizes every screen is checked at.
@@ -95,7 +96,7 @@ func screenSetups() map[string]func(h *harness) {
 			for _, s := range deploySteps() {
 				h.m.c.status[s] = engine.StepStatus{Name: s, Status: "done"}
 			}
-			h.m.c.status[engine.StepAddons] = engine.StepStatus{Name: engine.StepAddons, Status: engine.StatusFailed}
+			h.m.c.status[steps.StepAddons] = engine.StepStatus{Name: steps.StepAddons, Status: engine.StatusFailed}
 			for _, ev := range append(addonsWaitEvents(), addonsTimeout()) {
 				h.Send(RunEventMsg{RunID: 97, Event: ev})
 			}

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"github.com/ohmytalos/ohmytalos/steps"
 	"slices"
 	"sort"
 	"strings"
@@ -49,7 +50,7 @@ func newImages(c *shared) *imagesScreen {
 			}
 		}
 	}
-	if c.stepStatus(engine.StepImages) == engine.StatusDone {
+	if c.stepStatus(steps.StepImages) == engine.StatusDone {
 		s.result = "ok"
 	}
 	s.recompute()
@@ -236,7 +237,7 @@ func (s *imagesScreen) toggle(name string) {
 
 // build runs the images step alone.
 func (s *imagesScreen) build() tea.Cmd {
-	cmd := s.startEngine(s.c, engine.Options{Only: engine.StepImages})
+	cmd := s.startEngine(s.c, engine.Options{Only: steps.StepImages})
 	if cmd != nil {
 		s.prog = components.ProgressList{}
 	}

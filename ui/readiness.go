@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/steps"
 )
 
 // readiness folds the add-ons step's events into what the done screen
@@ -27,7 +28,7 @@ type readinessRow struct {
 
 // add folds in one event; a new run of the step starts over.
 func (r *readiness) add(ev engine.Event) {
-	if ev.Step != engine.StepAddons {
+	if ev.Step != steps.StepAddons {
 		return
 	}
 	switch ev.Kind {

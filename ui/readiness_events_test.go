@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/steps"
 )
 
 // addonsWaitEvents are the events steps.Addons emits for a demo cluster
@@ -12,7 +13,7 @@ import (
 // nodes and the CSI node DaemonSet are still waiting.
 func addonsWaitEvents() []engine.Event {
 	at := func(s int) time.Time { return t0().Add(time.Duration(s) * time.Second) }
-	ev := func(s int, e engine.Event) engine.Event { e.Step, e.Time = engine.StepAddons, at(s); return e }
+	ev := func(s int, e engine.Event) engine.Event { e.Step, e.Time = steps.StepAddons, at(s); return e }
 	return []engine.Event{
 		ev(0, engine.Event{Kind: engine.KindStarted, Message: "Add-ons: Cilium, Hetzner CCM and CSI"}),
 		ev(1, engine.Event{Kind: engine.KindResource, Action: "apply", Resource: "addon/hcloud-secret",
@@ -37,7 +38,7 @@ func addonsWaitEvents() []engine.Event {
 // addonsTimeout is the failed event steps.Addons ends with when the wait
 // runs out (its error names what is missing).
 func addonsTimeout() engine.Event {
-	return engine.Event{Step: engine.StepAddons, Kind: engine.KindFailed, Time: t0().Add(20 * time.Minute),
+	return engine.Event{Step: steps.StepAddons, Kind: engine.KindFailed, Time: t0().Add(20 * time.Minute),
 		Error: "addons: the cluster is not ready after 20m0s: NotReady nodes: demo-worker-1: no CNI: the network plugin is not ready (is Cilium running?); " +
 			"workloads not ready: DaemonSet kube-system/hcloud-csi-node 1/3 ready. Run \"ohmytalos doctor --check nodes-ready,addons\" to see why, " +
 			"then \"ohmytalos apply --only addons\" to wait again: context deadline exceeded"}
@@ -47,11 +48,11 @@ func addonsTimeout() engine.Event {
 func addonsDone() []engine.Event {
 	at := t0().Add(30 * time.Second)
 	return []engine.Event{
-		{Step: engine.StepAddons, Time: at, Kind: engine.KindProgress, Resource: "node/demo-worker-1", Fraction: 1, Message: "Ready, provider ID hcloud://102"},
-		{Step: engine.StepAddons, Time: at, Kind: engine.KindProgress, Resource: "node/demo-worker-2", Fraction: 1, Message: "Ready, provider ID hcloud://103"},
-		{Step: engine.StepAddons, Time: at, Kind: engine.KindProgress, Resource: "daemonset/hcloud-csi-node", Fraction: 1, Message: "hcloud-csi: 3/3 ready"},
-		{Step: engine.StepAddons, Time: at, Kind: engine.KindProgress, Resource: "nodes", Fraction: 1,
+		{Step: steps.StepAddons, Time: at, Kind: engine.KindProgress, Resource: "node/demo-worker-1", Fraction: 1, Message: "Ready, provider ID hcloud://102"},
+		{Step: steps.StepAddons, Time: at, Kind: engine.KindProgress, Resource: "node/demo-worker-2", Fraction: 1, Message: "Ready, provider ID hcloud://103"},
+		{Step: steps.StepAddons, Time: at, Kind: engine.KindProgress, Resource: "daemonset/hcloud-csi-node", Fraction: 1, Message: "hcloud-csi: 3/3 ready"},
+		{Step: steps.StepAddons, Time: at, Kind: engine.KindProgress, Resource: "nodes", Fraction: 1,
 			Message: "3/3 nodes Ready, 3 with a provider ID, 5/5 add-on workloads ready"},
-		{Step: engine.StepAddons, Time: at, Kind: engine.KindDone, Message: "Add-ons: Cilium, Hetzner CCM and CSI done", Elapsed: 30 * time.Second},
+		{Step: steps.StepAddons, Time: at, Kind: engine.KindDone, Message: "Add-ons: Cilium, Hetzner CCM and CSI done", Elapsed: 30 * time.Second},
 	}
 }

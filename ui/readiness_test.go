@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"github.com/ohmytalos/ohmytalos/steps"
 	"strings"
 	"testing"
 
@@ -19,7 +20,7 @@ func doneView(t *testing.T, addons engine.Status, evs []engine.Event) string {
 	for _, s := range deploySteps() {
 		h.m.c.status[s] = engine.StepStatus{Name: s, Status: engine.StatusDone}
 	}
-	h.m.c.status[engine.StepAddons] = engine.StepStatus{Name: engine.StepAddons, Status: addons}
+	h.m.c.status[steps.StepAddons] = engine.StepStatus{Name: steps.StepAddons, Status: addons}
 	for _, ev := range evs {
 		h.Send(RunEventMsg{RunID: 7, Event: ev})
 	}
@@ -57,7 +58,7 @@ func TestDoneScreenFallsBackToTheLastReports(t *testing.T) {
 	for _, ev := range addonsWaitEvents() {
 		r.add(ev)
 	}
-	r.add(engine.Event{Step: engine.StepAddons, Kind: engine.KindFailed})
+	r.add(engine.Event{Step: steps.StepAddons, Kind: engine.KindFailed})
 	var got []string
 	for _, row := range r.missing() {
 		got = append(got, row.resource)
@@ -111,7 +112,7 @@ func TestBootstrapScreenOpensWhatIsMissingAfterAddonsFail(t *testing.T) {
 	for _, s := range deploySteps() {
 		h.m.c.status[s] = engine.StepStatus{Name: s, Status: engine.StatusDone}
 	}
-	h.m.c.status[engine.StepAddons] = engine.StepStatus{Name: engine.StepAddons, Status: engine.StatusFailed}
+	h.m.c.status[steps.StepAddons] = engine.StepStatus{Name: steps.StepAddons, Status: engine.StatusFailed}
 	mustContain(t, ansi.Strip(h.m.View()), "enter what is missing")
 	h.Key("enter")
 	h.Settle()
@@ -135,9 +136,9 @@ func TestDoneScreenWithoutCNIIsNotReady(t *testing.T) {
 	for _, s := range deploySteps() {
 		h.m.c.status[s] = engine.StepStatus{Name: s, Status: engine.StatusDone}
 	}
-	h.Send(RunEventMsg{RunID: 7, Event: engine.Event{Step: engine.StepAddons, Kind: engine.KindProgress, Resource: "nodes",
+	h.Send(RunEventMsg{RunID: 7, Event: engine.Event{Step: steps.StepAddons, Kind: engine.KindProgress, Resource: "nodes",
 		Message: "0/3 nodes Ready, 3 with a provider ID, 1/1 add-on workloads ready"}})
-	h.Send(RunEventMsg{RunID: 7, Event: engine.Event{Step: engine.StepAddons, Kind: engine.KindDone}})
+	h.Send(RunEventMsg{RunID: 7, Event: engine.Event{Step: steps.StepAddons, Kind: engine.KindDone}})
 	h.open(scrDone)
 	view := ansi.Strip(h.m.View())
 	mustContain(t, view, "is up but not ready to use", "missing: a CNI", "0/3 nodes Ready")

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"github.com/ohmytalos/ohmytalos/internal/reporter"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -162,7 +163,7 @@ func (s *reviewScreen) view() string {
 			}
 			body.WriteString(common.Indent(common.Wrap(line, c.Width-2), 2) + "\n")
 			for _, ch := range it.Changes {
-				body.WriteString(toneStyle(st, it.Action.Tone()).Render(common.Indent(common.Wrap(ch.String(), c.Width-4), 4)) + "\n")
+				body.WriteString(toneStyle(st, reporter.ActionTone(it.Action)).Render(common.Indent(common.Wrap(ch.String(), c.Width-4), 4)) + "\n")
 			}
 		}
 		for _, n := range p.Notes {
@@ -197,13 +198,13 @@ func actionGlyph(st Styles, action engine.Action) string {
 }
 
 // toneStyle is the style of an engine tone.
-func toneStyle(st Styles, t engine.Tone) lipgloss.Style {
+func toneStyle(st Styles, t reporter.Tone) lipgloss.Style {
 	switch t {
-	case engine.ToneGood:
+	case reporter.ToneGood:
 		return st.Good
-	case engine.ToneBad:
+	case reporter.ToneBad:
 		return st.Bad
-	case engine.ToneActive:
+	case reporter.ToneActive:
 		return st.Warn
 	}
 	return st.Subtle

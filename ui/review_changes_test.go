@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/steps"
 )
 
 // TestReviewShowsUpdatesWithOldAndNewValues: a plan item apply will change
@@ -12,7 +13,7 @@ func TestReviewShowsUpdatesWithOldAndNewValues(t *testing.T) {
 	h, _ := newHarness(t, Options{Width: 100, Height: 40})
 	h.open(scrReview)
 	h.Settle()
-	h.Send(PlanMsg{Plans: []engine.Plan{{Step: engine.StepPools, Items: []engine.PlanItem{
+	h.Send(PlanMsg{Plans: []engine.Plan{{Step: steps.StepPools, Items: []engine.PlanItem{
 		{Action: engine.ActionUpdate, Kind: "firewall", Name: "demo", Changes: []engine.Change{
 			{Field: "rules", Old: "in tcp 6443 from 0.0.0.0/0", New: "in tcp 6443 from 203.0.113.7/32"}}},
 		{Action: engine.ActionReplace, Kind: "server", Name: "demo-worker-1", Changes: []engine.Change{

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/steps"
 )
 
 // TestReviewShowsScaleDownDeletes: the servers a lowered count removes are
@@ -12,7 +13,7 @@ func TestReviewShowsScaleDownDeletes(t *testing.T) {
 	h, _ := newHarness(t, Options{Width: 120, Height: 40})
 	h.open(scrReview)
 	h.Settle()
-	h.Send(PlanMsg{Plans: []engine.Plan{{Step: engine.StepScaleDown, Items: []engine.PlanItem{
+	h.Send(PlanMsg{Plans: []engine.Plan{{Step: steps.StepScaleDown, Items: []engine.PlanItem{
 		{Action: engine.ActionDelete, Kind: "server", Name: "demo-worker-2", Detail: "cordon, drain, delete the Kubernetes node and the server"},
 		{Action: engine.ActionDelete, Kind: "volume", Name: "demo-worker-2-data", Detail: "its data is lost"},
 	}}}})

@@ -33,7 +33,10 @@ func TestFlowAgainstSandbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sb.Close()
-	d := steps.SandboxDeps(sb, nil, "test")
+	d := steps.SandboxDeps(steps.SandboxEndpoints{
+		HCloudURL: sb.HCloudURL, FactoryURL: sb.FactoryURL, IPEchoURL: sb.IPEchoURL,
+		Token: sb.Token, RescueSSHPort: sb.RescueSSHPort,
+	}, nil, "test")
 	d.PollInterval = 20 * time.Millisecond
 	keys, err := state.LoadKeyring(state.KeyFileCandidates(), state.DefaultNewKeyFile())
 	if err != nil {

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"github.com/ohmytalos/ohmytalos/steps"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -58,7 +59,7 @@ func newSecrets(c *shared) *secretsScreen {
 		components.NewInput(c.Styles, ref.Field, "optional: custom field name", w),
 		components.NewInput(c.Styles, ref.ServerURL, "optional: bw serve / server URL", w),
 	}
-	if c.stepStatus(engine.StepSecrets) == engine.StatusDone {
+	if c.stepStatus(steps.StepSecrets) == engine.StatusDone {
 		s.result = "ok"
 	}
 	return s
@@ -161,7 +162,7 @@ func (s *secretsScreen) check() tea.Cmd {
 		s.result, s.err = "failed", "the reference is empty: type the "+s.providers[s.provider][1]
 		return nil
 	}
-	cmd := s.startEngine(s.c, engine.Options{Only: engine.StepSecrets})
+	cmd := s.startEngine(s.c, engine.Options{Only: steps.StepSecrets})
 	if cmd != nil {
 		s.log = nil
 	}

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"github.com/ohmytalos/ohmytalos/steps"
 	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
@@ -23,7 +24,7 @@ const (
 
 // deploySteps are the engine steps the bootstrap screen runs.
 func deploySteps() []engine.StepName {
-	return []engine.StepName{engine.StepNetwork, engine.StepPools, engine.StepConfigs, engine.StepServers, engine.StepBootstrap, engine.StepAddons}
+	return []engine.StepName{steps.StepNetwork, steps.StepPools, steps.StepConfigs, steps.StepServers, steps.StepBootstrap, steps.StepAddons}
 }
 
 // View implements tea.Model.
@@ -93,9 +94,9 @@ func (m *Model) sidebarStatus(id screenID) string {
 	}
 	switch id {
 	case scrSecrets:
-		return engineStatus(engine.StepSecrets)
+		return engineStatus(steps.StepSecrets)
 	case scrImages:
-		return engineStatus(engine.StepImages)
+		return engineStatus(steps.StepImages)
 	case scrNetwork, scrPools, scrReview:
 		if m.visited[id] || (id == scrReview && c.isSaved()) || m.deployStarted() {
 			return statusDone
@@ -129,7 +130,7 @@ func (m *Model) deployStarted() bool {
 func (m *Model) addonsFailedOnly() bool {
 	for _, s := range deploySteps() {
 		want := engine.StatusDone
-		if s == engine.StepAddons {
+		if s == steps.StepAddons {
 			want = engine.StatusFailed
 		}
 		if m.c.stepStatus(s) != want {
@@ -156,9 +157,9 @@ func (m *Model) anyDone() bool {
 func (m *Model) firstUnfinished() screenID {
 	c := m.c
 	switch {
-	case c.stepStatus(engine.StepSecrets) != engine.StatusDone:
+	case c.stepStatus(steps.StepSecrets) != engine.StatusDone:
 		return scrSecrets
-	case c.stepStatus(engine.StepImages) != engine.StatusDone:
+	case c.stepStatus(steps.StepImages) != engine.StatusDone:
 		return scrImages
 	case m.deployStatus() == statusDone:
 		return scrDone

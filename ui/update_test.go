@@ -13,6 +13,7 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/factory"
 	"github.com/ohmytalos/ohmytalos/internal/pricing"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/steps"
 )
 
 // open brings the harness to a screen and settles.
@@ -233,7 +234,7 @@ func TestBootstrapFailureAndResume(t *testing.T) {
 func TestResumeOpensFirstUnfinishedStep(t *testing.T) {
 	g := &guard{t: t}
 	b, _ := testBackend(t, g)
-	for _, step := range []engine.StepName{engine.StepSecrets, engine.StepImages} {
+	for _, step := range []engine.StepName{steps.StepSecrets, steps.StepImages} {
 		if err := b.Engine.Run(context.Background(), b.Env, engine.Options{Only: step}, nil); err != nil {
 			t.Fatal(err)
 		}

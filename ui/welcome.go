@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"github.com/ohmytalos/ohmytalos/internal/reporter"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
@@ -77,7 +78,7 @@ func (s *welcomeScreen) view() string {
 			if status == "" {
 				status = engine.StatusPending
 			}
-			line := fmt.Sprintf("%s %-10s %s", toneStyle(st, status.Tone()).Render(status.Glyph()), step.Name(), st.Subtle.Render(step.Title()+": "+string(status)))
+			line := fmt.Sprintf("%s %-10s %s", toneStyle(st, reporter.StatusTone(status)).Render(reporter.StatusGlyph(status)), step.Name(), st.Subtle.Render(step.Title()+": "+string(status)))
 			if ss.Error != "" {
 				line += "\n" + common.Indent(errorText(c, st.Bad, ss.Error, c.Width-4), 4)
 			}

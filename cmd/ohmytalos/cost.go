@@ -14,6 +14,25 @@ import (
 	"github.com/ohmytalos/ohmytalos/steps"
 )
 
+func newCostCmd(g *globals) *cobra.Command {
+	var asJSON bool
+	var vat string
+	c := &cobra.Command{
+		Use:   "cost",
+		Short: "Print the monthly and hourly cost of the spec, per pool and in total",
+		Long: `cost prices every server, primary IP, load balancer, volume and snapshot the
+spec asks for, net and gross. Prices come from the Hetzner API when a token
+is available, otherwise from a dated offline price list (labelled as such).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCost(cmd, g, asJSON, vat)
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON for machines")
+	c.Flags().StringVar(&vat, "vat", "", "VAT rate in percent to compute gross prices (default: the API's or the price list's)")
+	return c
+}
+
 // catalog returns live prices when the token can be looked up (or the
 // sandbox runs), else the offline snapshot; why says which and why.
 func catalog(ctx context.Context, d *steps.Deps, s *spec.Spec) (cat *pricing.Catalog, why string) {

@@ -4,18 +4,13 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/ohmytalos/ohmytalos/internal/engine"
-	"github.com/ohmytalos/ohmytalos/internal/privatefile"
+	"github.com/ohmytalos/ohmytalos/internal/reporter"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
-	"github.com/ohmytalos/ohmytalos/internal/talos"
-	"github.com/ohmytalos/ohmytalos/steps"
+	"github.com/ohmytalos/ohmytalos/steps/destroy"
 )
 
 func newDestroyCmd(g *globals) *cobra.Command {
@@ -36,7 +31,7 @@ what is already gone counts as deleted.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.withRuntime(cmd.Context(), "ohmytalos destroy", func(s *spec.Spec, rt *runtime) error {
-				return runDestroy(cmd, s, rt, yes, steps.DestroyOptions{Images: images, IncludeUnowned: unowned})
+				return runDestroy(cmd, s, rt, yes, destroy.Options{Images: images, IncludeUnowned: unowned})
 			})
 		},
 	}
@@ -47,8 +42,8 @@ what is already gone counts as deleted.`,
 }
 
 // runDestroy lists what will be deleted, asks, and deletes.
-func runDestroy(cmd *cobra.Command, s *spec.Spec, rt *runtime, yes bool, opts steps.DestroyOptions) error {
-	p, err := steps.PlanDestroy(cmd.Context(), rt.deps, rt.env, opts)
+func runDestroy(cmd *cobra.Command, s *spec.Spec, rt *runtime, yes bool, opts destroy.Options) error {
+	p, err := destroy.NewPlan(cmd.Context(), rt.deps, rt.env, opts)
 	if err != nil {
 		return err
 	}
@@ -72,12 +67,12 @@ func runDestroy(cmd *cobra.Command, s *spec.Spec, rt *runtime, yes bool, opts st
 			return fmt.Errorf("not confirmed: nothing was deleted")
 		}
 	}
-	return steps.Destroy(cmd.Context(), rt.deps, rt.env, p, engine.PlainRenderer(out))
+	return destroy.Run(cmd.Context(), rt.deps, rt.env, p, reporter.Plain(out))
 }
 
 // printUnowned lists, before anything else, the resources with the
 // cluster's name that are not its own, and whether they are kept.
-func printUnowned(out io.Writer, name string, p *steps.DestroyPlan, include bool) {
+func printUnowned(out io.Writer, name string, p *destroy.Plan, include bool) {
 	if len(p.Unowned) == 0 {
 		return
 	}
@@ -89,63 +84,4 @@ func printUnowned(out io.Writer, name string, p *steps.DestroyPlan, include bool
 	for _, it := range p.Unowned {
 		fmt.Fprintf(out, "  %-15s %-30s id %-10d %s\n", it.Kind, it.Name, it.ID, it.Why)
 	}
-}
-
-func newTalosConfigCmd(g *globals) *cobra.Command {
-	var out string
-	var redact bool
-	c := &cobra.Command{
-		Use:   "talos-config",
-		Short: "Write the rendered, validated Talos machine configs to a folder (mode 0600)",
-		Long: `talos-config renders every node group's machine config exactly as apply sends
-it as user_data (validated, without comments) and writes them to --out. The
-files hold the cluster's secrets: --redact replaces every secret value with
-REDACTED for review or GitOps.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if out == "" {
-				return fmt.Errorf("--out DIR is required: the folder to write the configs to")
-			}
-			return g.withRuntime(cmd.Context(), "ohmytalos talos-config", func(s *spec.Spec, rt *runtime) error {
-				return writeConfigs(cmd, rt, out, redact)
-			})
-		},
-	}
-	c.Flags().StringVar(&out, "out", "", "folder to write the configs to")
-	c.Flags().BoolVar(&redact, "redact", false, "replace secret values with REDACTED")
-	return c
-}
-
-// writeConfigs renders every group's config into out, mode 0600.
-func writeConfigs(cmd *cobra.Command, rt *runtime, out string, redact bool) error {
-	rendered, err := steps.RenderConfigs(cmd.Context(), rt.deps, rt.env)
-	if err != nil {
-		return fmt.Errorf("%s", rt.redact(err.Error()))
-	}
-	if err := os.MkdirAll(out, 0o700); err != nil {
-		return err
-	}
-	names := make([]string, 0, len(rendered))
-	for n := range rendered {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		data := rendered[n].Config
-		if redact {
-			if data, err = talos.Redact(data); err != nil {
-				return err
-			}
-		}
-		p := filepath.Join(out, n+".yaml")
-		target, err := privatefile.Write(p, data)
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: %s, %d bytes\n", privatefile.Describe(p, target), rendered[n].Role, len(data))
-		for _, w := range rendered[n].PatchWarnings {
-			fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s: %s\n", n, w)
-		}
-	}
-	return writeAddonManifests(cmd, rt, out, redact)
 }

@@ -24,6 +24,23 @@ import (
 	"github.com/ohmytalos/ohmytalos/ui/doctorui"
 )
 
+func newInitCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "init",
+		Short: "Interactive wizard: secrets, images, network, pools, bootstrap",
+		Long: `init walks you through creating a cluster, step by step, and runs the real
+provisioning code at each step. In a folder with an interrupted cluster it
+resumes at the first unfinished step. With --sandbox everything runs against
+built-in fakes: try the whole flow without a Hetzner account.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runInit(cmd, g)
+		},
+	}
+}
+
+var errNoTTY = errors.New("init is an interactive wizard and needs a terminal; in scripts and CI use \"ohmytalos plan\" and \"ohmytalos apply\"")
+
 // runInit starts the wizard on the spec in --config, or on a new default
 // spec named after the folder.
 func runInit(cmd *cobra.Command, g *globals) error {

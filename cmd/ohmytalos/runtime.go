@@ -98,7 +98,7 @@ func (g *globals) deps(ctx context.Context, log *slog.Logger) (*steps.Deps, *san
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	d = steps.SandboxDeps(sb, log, version)
+	d = steps.SandboxDeps(sandboxEndpoints(sb), log, version)
 	return d, sb, func() { sb.Close() }, nil
 }
 
@@ -135,4 +135,13 @@ func (g *globals) withRuntime(ctx context.Context, lock string, fn func(s *spec.
 		defer rt.env.State.Unlock()
 	}
 	return fn(s, rt)
+}
+
+// sandboxEndpoints hands the in-process sandbox's addresses and token to
+// the steps as plain values: cmd wires the sandbox, steps never import it.
+func sandboxEndpoints(sb *sandbox.Sandbox) steps.SandboxEndpoints {
+	return steps.SandboxEndpoints{
+		HCloudURL: sb.HCloudURL, FactoryURL: sb.FactoryURL, IPEchoURL: sb.IPEchoURL,
+		Token: sb.Token, RescueSSHPort: sb.RescueSSHPort,
+	}
 }

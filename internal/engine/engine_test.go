@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/charmbracelet/x/ansi"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/internal/state"
 )
@@ -161,7 +161,7 @@ func TestFailureIsRecordedAndRedacted(t *testing.T) {
 	e := New(&testStep{"a", []string{"x"}, w}, &failingStep{testStep{name: "b"}}, &testStep{"c", []string{"y"}, w})
 	var buf bytes.Buffer
 	redact := func(s string) string { return strings.ReplaceAll(s, "hcloud-SECRET", "[redacted]") }
-	err := e.Run(context.Background(), newEnv(t, dir), Options{Redact: redact}, JSONRenderer(&buf))
+	err := e.Run(context.Background(), newEnv(t, dir), Options{Redact: redact}, jsonSink(&buf))
 	if err == nil {
 		t.Fatal("no error")
 	}
@@ -235,17 +235,6 @@ func TestStaleWhenSpecChanges(t *testing.T) {
 		if s.Status != "stale" {
 			t.Errorf("%s = %s, want stale", s.Name, s.Status)
 		}
-	}
-}
-
-func TestPlainRenderer(t *testing.T) {
-	var buf bytes.Buffer
-	r := PlainRenderer(&buf)
-	r(Event{Step: "images", Kind: KindProgress, Message: "writing disk", Fraction: 0.5, Bytes: 3 << 20})
-	r(Event{Step: "network", Kind: KindResource, Action: "create", Resource: "network/demo", ID: 7})
-	want := "[images] writing disk  50% 3.0 MiB\n[network] create network/demo (id 7)\n"
-	if buf.String() != want {
-		t.Errorf("got %q want %q", buf.String(), want)
 	}
 }
 
@@ -381,34 +370,8 @@ func TestUnknownDependencyIsRefused(t *testing.T) {
 	}
 }
 
-// TestStatusGlyphsAndTones checks what a reader of the step list relies
-// on: the four outcomes look different from each other in glyph and tone,
-// stale reads as work to do, and every glyph takes one terminal cell so
-// the step names line up.
-func TestStatusGlyphsAndTones(t *testing.T) {
-	outcomes := []Status{StatusPending, StatusRunning, StatusDone, StatusFailed}
-	glyphs, tones := map[string]Status{}, map[Tone]Status{}
-	for _, s := range outcomes {
-		g := s.Glyph()
-		if w := ansi.StringWidth(g); w != 1 {
-			t.Errorf("%s: glyph %q is %d cells wide, want 1", s, g, w)
-		}
-		if other, ok := glyphs[g]; ok {
-			t.Errorf("%s and %s share the glyph %q", s, other, g)
-		}
-		glyphs[g] = s
-		if other, ok := tones[s.Tone()]; ok {
-			t.Errorf("%s and %s share the tone %d", s, other, s.Tone())
-		}
-		tones[s.Tone()] = s
-	}
-	if StatusStale.Glyph() != StatusRunning.Glyph() || StatusStale.Tone() != StatusRunning.Tone() {
-		t.Errorf("stale shows %q/%d, want running's %q/%d: apply runs it again", StatusStale.Glyph(), StatusStale.Tone(), StatusRunning.Glyph(), StatusRunning.Tone())
-	}
-	if StatusFailed.Tone() != ToneBad || StatusDone.Tone() != ToneGood {
-		t.Errorf("failed/done tones = %d/%d, want bad/good", StatusFailed.Tone(), StatusDone.Tone())
-	}
-	if u := Status("unknown"); u.Glyph() != StatusPending.Glyph() || u.Tone() != StatusPending.Tone() {
-		t.Errorf("an unknown status shows %q/%d, want pending's look", u.Glyph(), u.Tone())
-	}
+// jsonSink encodes each event as one JSON line, as apply --json does.
+func jsonSink(w io.Writer) func(Event) {
+	enc := json.NewEncoder(w)
+	return func(ev Event) { _ = enc.Encode(ev) }
 }

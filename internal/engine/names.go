@@ -10,20 +10,6 @@ import (
 // carry it, and dependencies name it.
 type StepName string
 
-// The provisioning steps, in the order steps.All runs them.
-const (
-	StepSecrets   StepName = "secrets"
-	StepImages    StepName = "images"
-	StepNetwork   StepName = "network"
-	StepPools     StepName = "pools"
-	StepConfigs   StepName = "configs"
-	StepServers   StepName = "servers"
-	StepBootstrap StepName = "bootstrap"
-	StepAddons    StepName = "addons"
-	StepScaleDown StepName = "scale-down"
-	StepUpgrade   StepName = "upgrade"
-)
-
 // Status is a step's status as the engine reports it.
 type Status string
 
@@ -35,46 +21,6 @@ const (
 	StatusFailed  Status = state.StatusFailed
 	StatusStale   Status = "stale"
 )
-
-// Tone is how a status or action should be styled: renderers map it to
-// their own colours.
-type Tone int
-
-// Tones.
-const (
-	ToneSubtle Tone = iota // pending, reuse
-	ToneActive             // running, stale, update
-	ToneGood               // done, create
-	ToneBad                // failed, replace, delete
-)
-
-// Glyph is the one-character mark of a status in lists.
-func (s Status) Glyph() string {
-	switch s {
-	case StatusDone:
-		return "✓"
-	case StatusFailed:
-		return "✗"
-	case StatusRunning, StatusStale:
-		return "↻"
-	default:
-		return "·"
-	}
-}
-
-// Tone is the style hint of a status.
-func (s Status) Tone() Tone {
-	switch s {
-	case StatusDone:
-		return ToneGood
-	case StatusFailed:
-		return ToneBad
-	case StatusRunning, StatusStale:
-		return ToneActive
-	default:
-		return ToneSubtle
-	}
-}
 
 // Action is what a plan item or resource event does to a resource.
 type Action string
@@ -89,20 +35,6 @@ const (
 	ActionDelete  Action = "delete"
 	ActionRender  Action = "render"
 )
-
-// Tone is the style hint of an action.
-func (a Action) Tone() Tone {
-	switch a {
-	case ActionCreate, ActionRender:
-		return ToneGood
-	case ActionUpdate:
-		return ToneActive
-	case ActionReplace, ActionDelete:
-		return ToneBad
-	default:
-		return ToneSubtle
-	}
-}
 
 // Change is one field of a resource that differs from the spec: plan
 // shows it, apply changes it in place (or reports it when it cannot).

@@ -2,6 +2,7 @@ package components
 
 import (
 	"fmt"
+	"github.com/ohmytalos/ohmytalos/internal/reporter"
 	"regexp"
 	"strings"
 	"time"
@@ -206,9 +207,9 @@ func (r *resourceProgress) view(st common.Styles, width int) string {
 	}
 	if r.bytes > 0 {
 		if r.total > 0 {
-			parts = append(parts, st.Subtle.Render(engine.HumanBytes(r.bytes)+"/"+engine.HumanBytes(r.total)))
+			parts = append(parts, st.Subtle.Render(reporter.HumanBytes(r.bytes)+"/"+reporter.HumanBytes(r.total)))
 		} else {
-			parts = append(parts, st.Subtle.Render(engine.HumanBytes(r.bytes)))
+			parts = append(parts, st.Subtle.Render(reporter.HumanBytes(r.bytes)))
 		}
 	}
 	return strings.Join(parts, " ")

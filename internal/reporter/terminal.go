@@ -1,4 +1,4 @@
-package main
+package reporter
 
 import (
 	"fmt"
@@ -12,11 +12,11 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 )
 
-// terminalRenderer prints engine events for a person at a terminal: a
+// Terminal prints engine events for a person at a terminal: a
 // glyph and colour per kind, and progress only when a resource's stage
 // changes or a quarter more is done, so long waits do not flood the
 // screen. Scripts get every event from the plain or JSON renderers.
-func terminalRenderer(w io.Writer, noColor bool) func(engine.Event) {
+func Terminal(w io.Writer, noColor bool) func(engine.Event) {
 	r := lipgloss.NewRenderer(w)
 	if noColor {
 		r.SetColorProfile(termenv.Ascii)

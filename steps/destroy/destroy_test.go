@@ -1,4 +1,4 @@
-package steps
+package destroy
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 )
 
 func TestDestroyLeavesNothingLabelled(t *testing.T) {
-	w := newWorld(t, "../examples/seed.yaml")
-	d, err := w.apply(t, context.Background(), nil)
+	w := newWorld(t, "../../examples/seed.yaml")
+	d, err := w.apply(t, context.Background(), engine.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,10 +26,11 @@ func TestDestroyLeavesNothingLabelled(t *testing.T) {
 	}
 	// A load balancer the cloud controller made for a Service: unlabelled
 	// for ohmytalos, but in the cluster network, where it blocks deletion.
-	netw, err := findNetwork(context.Background(), c, env.State, w.spec.Name)
-	if err != nil || netw == nil {
-		t.Fatalf("network: %v", err)
+	nets, err := c.Network.AllWithOpts(context.Background(), hcloud.NetworkListOpts{ListOpts: hcloud.ListOpts{LabelSelector: cloud.ClusterSelector(w.spec.Name)}})
+	if err != nil || len(nets) != 1 {
+		t.Fatalf("network: %v, %v", nets, err)
 	}
+	netw := nets[0]
 	_, _, err = c.LoadBalancer.Create(context.Background(), hcloud.LoadBalancerCreateOpts{
 		Name: "a1b2c3", LoadBalancerType: &hcloud.LoadBalancerType{Name: "lb11"}, Location: &hcloud.Location{Name: "nbg1"},
 		Network: netw, Labels: map[string]string{"hcloud-ccm/service-uid": "1234"},
@@ -54,7 +55,7 @@ func TestDestroyLeavesNothingLabelled(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	p, err := PlanDestroy(context.Background(), d, env, DestroyOptions{})
+	p, err := NewPlan(context.Background(), d, env, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,12 +67,12 @@ func TestDestroyLeavesNothingLabelled(t *testing.T) {
 	if len(p.LoadBalancers) != 2 || len(p.Servers) != 5 || len(p.Networks) != 1 || len(p.Snapshots) != 0 {
 		t.Fatalf("plan: %d LBs, %d servers, %d networks, %d snapshots", len(p.LoadBalancers), len(p.Servers), len(p.Networks), len(p.Snapshots))
 	}
-	if err := Destroy(context.Background(), d, env, p, func(engine.Event) {}); err != nil {
+	if err := Run(context.Background(), d, env, p, func(engine.Event) {}); err != nil {
 		t.Fatal(err)
 	}
 	sel := cloud.ClusterSelector(w.spec.Name)
 	servers, _ := c.Server.AllWithOpts(context.Background(), hcloud.ServerListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
-	nets, _ := c.Network.AllWithOpts(context.Background(), hcloud.NetworkListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
+	nets, _ = c.Network.AllWithOpts(context.Background(), hcloud.NetworkListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
 	fws, _ := c.Firewall.AllWithOpts(context.Background(), hcloud.FirewallListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
 	pgs, _ := c.PlacementGroup.AllWithOpts(context.Background(), hcloud.PlacementGroupListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
 	lbs, _ := c.LoadBalancer.All(context.Background())
@@ -85,12 +86,12 @@ func TestDestroyLeavesNothingLabelled(t *testing.T) {
 		t.Errorf("snapshots = %d, want the 2 shared ones kept", got)
 	}
 	// Re-running finds nothing and succeeds.
-	p2, err := PlanDestroy(context.Background(), d, w.env(t), DestroyOptions{})
+	p2, err := NewPlan(context.Background(), d, w.env(t), Options{})
 	if err != nil || len(p2.Items) != 0 {
 		t.Errorf("second plan: %v, %v", p2, err)
 	}
 	// The cluster can be applied again from the same state.
-	if _, err := w.apply(t, context.Background(), nil); err != nil {
+	if _, err := w.apply(t, context.Background(), engine.Options{}); err != nil {
 		t.Fatalf("apply after destroy: %v", err)
 	}
 	checkCountsAfterRecreate(t, w)

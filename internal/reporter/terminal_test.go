@@ -1,4 +1,4 @@
-package main
+package reporter
 
 import (
 	"bytes"
@@ -10,7 +10,7 @@ import (
 
 func TestTerminalRendererCollapsesProgress(t *testing.T) {
 	var buf bytes.Buffer
-	r := terminalRenderer(&buf, true)
+	r := Terminal(&buf, true)
 	r(engine.Event{Step: "images", Kind: engine.KindStarted, Message: "Images"})
 	for _, f := range []float64{0.05, 0.10, 0.20, 0.30, 0.55, 0.60} {
 		r(engine.Event{Step: "images", Kind: engine.KindProgress, Resource: "image/a", Message: "write: copying", Fraction: f})

@@ -1,4 +1,4 @@
-package engine
+package reporter
 
 import (
 	"encoding/json"
@@ -7,17 +7,19 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ohmytalos/ohmytalos/internal/engine"
 )
 
-// PlainRenderer prints events as lines for scripts and CI.
-func PlainRenderer(w io.Writer) func(Event) {
+// Plain prints events as lines for scripts and CI.
+func Plain(w io.Writer) func(engine.Event) {
 	var mu sync.Mutex
-	return func(ev Event) {
+	return func(ev engine.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		var line string
 		switch ev.Kind {
-		case KindResource:
+		case engine.KindResource:
 			line = fmt.Sprintf("%s %s", ev.Action, ev.Resource)
 			if ev.ID != 0 {
 				line += fmt.Sprintf(" (id %d)", ev.ID)
@@ -25,7 +27,7 @@ func PlainRenderer(w io.Writer) func(Event) {
 			if ev.Message != "" {
 				line += ": " + ev.Message
 			}
-		case KindProgress:
+		case engine.KindProgress:
 			line = ev.Message
 			if ev.Resource != "" {
 				line = ev.Resource + " " + line
@@ -36,11 +38,11 @@ func PlainRenderer(w io.Writer) func(Event) {
 			if ev.Bytes > 0 {
 				line += fmt.Sprintf(" %s", HumanBytes(ev.Bytes))
 			}
-		case KindFailed:
+		case engine.KindFailed:
 			line = fmt.Sprintf("FAILED: %s", ev.Error)
-		case KindWarning:
+		case engine.KindWarning:
 			line = "warning: " + ev.Message
-		case KindDone:
+		case engine.KindDone:
 			line = fmt.Sprintf("%s (%s)", ev.Message, ev.Elapsed.Round(100*time.Millisecond))
 		default:
 			line = ev.Message
@@ -49,11 +51,11 @@ func PlainRenderer(w io.Writer) func(Event) {
 	}
 }
 
-// JSONRenderer prints one JSON object per event per line.
-func JSONRenderer(w io.Writer) func(Event) {
+// JSON prints one JSON object per event per line.
+func JSON(w io.Writer) func(engine.Event) {
 	var mu sync.Mutex
 	enc := json.NewEncoder(w)
-	return func(ev Event) {
+	return func(ev engine.Event) {
 		mu.Lock()
 		defer mu.Unlock()
 		_ = enc.Encode(ev)

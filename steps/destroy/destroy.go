@@ -1,4 +1,8 @@
-package steps
+// Package destroy deletes what a cluster owns on Hetzner: it lists the
+// resources labelled with the cluster's name, sorts them into the
+// cluster's own (in its state or carrying its cluster ID) and the others,
+// and deletes its own in dependency order. cmd's destroy verb drives it.
+package destroy
 
 import (
 	"context"
@@ -10,6 +14,7 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/state"
+	"github.com/ohmytalos/ohmytalos/steps"
 )
 
 // Doomed is one resource destroy would delete.
@@ -22,8 +27,8 @@ type Doomed struct {
 	Unowned bool
 }
 
-// DestroyOptions say what destroy takes beyond the cluster's own resources.
-type DestroyOptions struct {
+// Options say what destroy takes beyond the cluster's own resources.
+type Options struct {
 	// Images also deletes the snapshots this cluster built (never those
 	// it reused).
 	Images bool
@@ -32,8 +37,8 @@ type DestroyOptions struct {
 	IncludeUnowned bool
 }
 
-// DestroyPlan lists what destroy deletes, in deletion order.
-type DestroyPlan struct {
+// Plan lists what destroy deletes, in deletion order.
+type Plan struct {
 	LoadBalancers []*hcloud.LoadBalancer
 	Servers       []*hcloud.Server
 	Volumes       []*hcloud.Volume
@@ -50,21 +55,21 @@ type DestroyPlan struct {
 	Kept []Doomed
 }
 
-// PlanDestroy finds what is the cluster's: resources labelled with its name
+// NewPlan finds what is the cluster's: resources labelled with its name
 // that its state lists or that carry its ID, load balancers the cloud
 // controller created in its network, and the CSI driver's volumes that
 // carry its ID or are attached to its servers. The rest of what carries
 // the name is listed as Unowned and deleted only with IncludeUnowned.
 // Snapshots are shared between clusters: with Images, only those this
 // cluster built go.
-func PlanDestroy(ctx context.Context, d *Deps, env *engine.Env, opts DestroyOptions) (*DestroyPlan, error) {
+func NewPlan(ctx context.Context, d *steps.Deps, env *engine.Env, opts Options) (*Plan, error) {
 	c, err := d.HCloud(ctx, env.Spec)
 	if err != nil {
 		return nil, err
 	}
 	sel := cloud.ClusterSelector(env.Spec.Name)
 	list := hcloud.ListOpts{LabelSelector: sel}
-	p := &DestroyPlan{}
+	p := &Plan{}
 	dc := destroyClassifier{st: env.State, opts: opts, p: p}
 	nets, err := c.Network.AllWithOpts(ctx, hcloud.NetworkListOpts{ListOpts: list})
 	if err != nil {
@@ -125,8 +130,8 @@ func PlanDestroy(ctx context.Context, d *Deps, env *engine.Env, opts DestroyOpti
 // cluster's own resources and the others.
 type destroyClassifier struct {
 	st   *state.Store
-	opts DestroyOptions
-	p    *DestroyPlan
+	opts Options
+	p    *Plan
 }
 
 // take classifies one resource labelled with the cluster's name and
@@ -137,14 +142,14 @@ func (dc *destroyClassifier) take(kind, name string, id int64, labels map[string
 
 func (dc *destroyClassifier) takeWhy(kind, name string, id int64, labels map[string]string, why string) bool {
 	switch {
-	case ownedByID(dc.st, labels):
+	case steps.OwnedByID(dc.st, labels):
 		dc.p.Items = append(dc.p.Items, Doomed{Kind: kind, Name: name, ID: id, Why: why + ", with its cluster ID"})
 		return true
-	case inState(dc.st, kind, id):
+	case steps.InState(dc.st, kind, id):
 		dc.p.Items = append(dc.p.Items, Doomed{Kind: kind, Name: name, ID: id, Why: why + ", listed in its state"})
 		return true
 	}
-	return dc.unowned(kind, name, id, "labelled "+cloud.LabelCluster+"="+labels[cloud.LabelCluster]+" but "+foreignOwner(labels))
+	return dc.unowned(kind, name, id, "labelled "+cloud.LabelCluster+"="+labels[cloud.LabelCluster]+" but "+steps.ForeignOwner(labels))
 }
 
 // unowned records a resource that is not the cluster's; it is deleted only
@@ -205,10 +210,10 @@ func planVolumes(ctx context.Context, c *hcloud.Client, dc *destroyClassifier, c
 		why := fmt.Sprintf("made by the CSI driver for claim %s/%s (its data is lost)", v.Labels["pvc-namespace"], v.Labels["pvc-name"])
 		attached := v.Server != nil && ownServers[v.Server.ID]
 		switch {
-		case ownedByID(dc.st, v.Labels) || attached:
+		case steps.OwnedByID(dc.st, v.Labels) || attached:
 			dc.p.Items = append(dc.p.Items, Doomed{Kind: "volume", Name: v.Name, ID: v.ID, Why: why})
 			dc.p.Volumes = append(dc.p.Volumes, v)
-		case dc.unowned("volume", v.Name, v.ID, why+"; "+foreignOwner(v.Labels)):
+		case dc.unowned("volume", v.Name, v.ID, why+"; "+steps.ForeignOwner(v.Labels)):
 			dc.p.Volumes = append(dc.p.Volumes, v)
 		}
 	}
@@ -218,17 +223,17 @@ func planVolumes(ctx context.Context, c *hcloud.Client, dc *destroyClassifier, c
 // planSnapshots takes the snapshots the state lists that carry the
 // cluster's ID (it built them); reused ones are kept.
 func planSnapshots(ctx context.Context, c *hcloud.Client, dc *destroyClassifier) error {
-	var data imagesData
-	if _, err := dc.st.GetData(dataImages, &data); err != nil {
+	snapshots, err := steps.SnapshotIDs(dc.st)
+	if err != nil {
 		return err
 	}
-	keys := make([]string, 0, len(data.Snapshots))
-	for k := range data.Snapshots {
+	keys := make([]string, 0, len(snapshots))
+	for k := range snapshots {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		id := data.Snapshots[k]
+		id := snapshots[k]
 		img, _, err := c.Image.GetByID(ctx, id)
 		if err != nil {
 			return fmt.Errorf("get snapshot %d: %w", id, err)
@@ -236,7 +241,7 @@ func planSnapshots(ctx context.Context, c *hcloud.Client, dc *destroyClassifier)
 		if img == nil {
 			continue
 		}
-		if !ownedByID(dc.st, img.Labels) {
+		if !steps.OwnedByID(dc.st, img.Labels) {
 			dc.p.Kept = append(dc.p.Kept, Doomed{Kind: "snapshot", Name: img.Description, ID: img.ID,
 				Why: "reused, not built by this cluster (other clusters may use it): kept"})
 			continue
@@ -247,8 +252,8 @@ func planSnapshots(ctx context.Context, c *hcloud.Client, dc *destroyClassifier)
 	return nil
 }
 
-// order sorts Items in deletion order, as Destroy deletes them.
-func (p *DestroyPlan) order() {
+// order sorts Items in deletion order, as Run deletes them.
+func (p *Plan) order() {
 	rank := map[string]int{"load-balancer": 0, "server": 1, "volume": 2, "firewall": 3, "placement-group": 4, "network": 5, "snapshot": 6}
 	sort.SliceStable(p.Items, func(i, j int) bool { return rank[p.Items[i].Kind] < rank[p.Items[j].Kind] })
 }
@@ -262,10 +267,10 @@ func inNetworks(lb *hcloud.LoadBalancer, nets map[int64]bool) bool {
 	return false
 }
 
-// Destroy deletes what the plan lists in dependency order (load balancers
+// Run deletes what the plan lists in dependency order (load balancers
 // and servers before the network; servers before firewalls, volumes and
 // placement groups). NotFound counts as deleted, so it can be re-run.
-func Destroy(ctx context.Context, d *Deps, env *engine.Env, p *DestroyPlan, emit engine.Emit) error {
+func Run(ctx context.Context, d *steps.Deps, env *engine.Env, p *Plan, emit engine.Emit) error {
 	c, err := d.HCloud(ctx, env.Spec)
 	if err != nil {
 		return err
@@ -340,37 +345,5 @@ func Destroy(ctx context.Context, d *Deps, env *engine.Env, p *DestroyPlan, emit
 			return err
 		}
 	}
-	err = env.State.Update(func(st *state.State) error {
-		keys := make([]string, 0, len(st.Resources))
-		for k := range st.Resources {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			if k == keyNetwork || st.Resources[k].Step != string(engine.StepImages) {
-				delete(st.Resources, k)
-			}
-		}
-		for name := range st.Steps {
-			if step := engine.StepName(name); step != engine.StepSecrets && (step != engine.StepImages || len(p.Snapshots) > 0) {
-				delete(st.Steps, name)
-			}
-		}
-		if len(p.Snapshots) > 0 {
-			delete(st.Data, dataImages)
-		}
-		return nil
-	})
-	if err != nil {
-		return err
-	}
-	// The client configs name servers that are gone: they are kept as
-	// timestamped backups, never deleted. The bundle and the disk
-	// passphrase stay: a re-apply makes the same cluster anew.
-	for _, name := range []string{secretKubeconfig, secretTalosconfig} {
-		if err := env.State.RetireSecret(name); err != nil {
-			return err
-		}
-	}
-	return nil
+	return steps.ForgetDestroyed(env.State, len(p.Snapshots) > 0)
 }

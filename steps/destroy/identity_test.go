@@ -1,0 +1,90 @@
+package destroy
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/steps"
+)
+
+// TestSecondCheckoutCannotDestroyTheFirst is the destroy half of issue
+// 21's "done when": a checkout of the same spec in another folder, never
+// applied, lists everything of the first cluster as unowned and deletes
+// nothing; the first checkout's plan takes its own cluster.
+func TestSecondCheckoutCannotDestroyTheFirst(t *testing.T) {
+	w := newWorld(t, "../../examples/seed.yaml")
+	d, err := w.apply(t, context.Background(), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := w.env(t).State.ClusterID()
+	other, err := spec.Load("../../examples/seed.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Firewall.Allow = []string{"203.0.113.7/32"}
+	w2 := &world{sb: w.sb, dir: filepath.Join(t.TempDir(), ".ohmytalos", other.Name), spec: other}
+
+	// destroy: nothing is the second checkout's; everything is listed as
+	// unowned and kept.
+	env2 := w2.env(t)
+	p, err := NewPlan(context.Background(), w2.deps(), env2, Options{Images: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Items) != 0 || len(p.Servers)+len(p.Networks)+len(p.Firewalls)+len(p.LoadBalancers)+len(p.Groups)+len(p.Volumes)+len(p.Snapshots) != 0 {
+		t.Fatalf("second checkout would delete %+v", p.Items)
+	}
+	if len(p.Unowned) != 10 {
+		t.Errorf("unowned = %d, want the first cluster's 10 resources: %+v", len(p.Unowned), p.Unowned)
+	}
+	for _, u := range p.Unowned {
+		if !strings.Contains(u.Why, "carries cluster ID "+first) {
+			t.Errorf("unowned %s %s: %q does not say who owns it", u.Kind, u.Name, u.Why)
+		}
+	}
+	if err := Run(context.Background(), w2.deps(), env2, p, func(engine.Event) {}); err != nil {
+		t.Fatal(err)
+	}
+	checkCounts(t, w)
+
+	// The first checkout destroys its own cluster, and the snapshots it
+	// built.
+	env := w.env(t)
+	own, err := NewPlan(context.Background(), d, env, Options{Images: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(own.Unowned) != 0 || len(own.Servers) != 5 || len(own.Snapshots) != 2 {
+		t.Errorf("first checkout's plan: %d unowned, %d servers, %d snapshots", len(own.Unowned), len(own.Servers), len(own.Snapshots))
+	}
+}
+
+// TestDestroyImagesKeepsReusedSnapshots: a second cluster (another name)
+// reuses the first's snapshots; its destroy --images keeps them.
+func TestDestroyImagesKeepsReusedSnapshots(t *testing.T) {
+	w := newWorld(t, "../../examples/seed.yaml")
+	if _, err := w.apply(t, context.Background(), engine.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	other, err := spec.Load("../../examples/seed.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Name = "second"
+	w2 := &world{sb: w.sb, dir: t.TempDir(), spec: other}
+	if _, err := w2.apply(t, context.Background(), engine.Options{Only: steps.StepImages}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPlan(context.Background(), w2.deps(), w2.env(t), Options{Images: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Snapshots) != 0 || len(p.Kept) != 2 {
+		t.Errorf("second cluster's destroy --images: %d snapshots to delete, %d kept; want 0 and 2", len(p.Snapshots), len(p.Kept))
+	}
+}
