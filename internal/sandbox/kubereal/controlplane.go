@@ -296,3 +296,6 @@ func freePorts() (ports, error) {
 
 	return ports{etcdClient: got[0], etcdPeer: got[1], apiServer: got[2], controllerManager: got[3], scheduler: got[4]}, nil
 }
+
+// Dir is the control plane's state directory (Config.Dir).
+func (c *ControlPlane) Dir() string { return c.cfg.Dir }
