@@ -23,7 +23,7 @@ func TestMain(m *testing.M) {
 	if _, err := exec.LookPath("go"); err != nil {
 		noGoSkip = true
 	} else {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
+		ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 		start := time.Now()
 		bins, binsErr = kubebin.Ensure(ctx, kubebin.Options{Progress: func(s string) { fmt.Fprintln(os.Stderr, "kubebin:", s) }})
 		cancel()

@@ -26,13 +26,18 @@ func TestRealKubernetesAfterBootstrap(t *testing.T) {
 		t.Skip("the real Kubernetes control plane is built from source: no go command on PATH")
 	}
 
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Minute)
-	defer cancel()
+	// A fresh machine builds the binaries first (about ten minutes on two
+	// busy cores), or waits for the kubereal tests' build.
+	buildCtx, cancelBuild := context.WithTimeout(t.Context(), 25*time.Minute)
+	defer cancelBuild()
 
-	bins, err := kubebin.Ensure(ctx, kubebin.Options{})
+	bins, err := kubebin.Ensure(buildCtx, kubebin.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
 
 	fx := must(t, vipFixture)
 	tf := talosfake.NewCluster(talosfake.ClusterOptions{RealKubernetes: &bins, RealKubernetesDir: t.TempDir()})
