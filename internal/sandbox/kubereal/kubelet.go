@@ -250,10 +250,13 @@ func (k *Kubelet) postStatus(ctx context.Context, network bool) error {
 		corev1.ResourcePods: resource.MustParse("110"), corev1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
 	}
 	n.Status.Capacity, n.Status.Allocatable = capacity, capacity
-	n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: k.cfg.InternalIP}, {Type: corev1.NodeHostName, Address: k.cfg.Name}}
+	// The addresses are the kubelet's until a cloud controller sets them.
+	if len(n.Status.Addresses) == 0 {
+		n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: k.cfg.InternalIP}, {Type: corev1.NodeHostName, Address: k.cfg.Name}}
 
-	if k.cfg.ExternalIP != "" {
-		n.Status.Addresses = append(n.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeExternalIP, Address: k.cfg.ExternalIP})
+		if k.cfg.ExternalIP != "" {
+			n.Status.Addresses = append(n.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeExternalIP, Address: k.cfg.ExternalIP})
+		}
 	}
 
 	n.Status.NodeInfo = corev1.NodeSystemInfo{KubeletVersion: k.cfg.Version, OSImage: "Talos (v1.13.9)", KernelVersion: "6.18.0-talos",

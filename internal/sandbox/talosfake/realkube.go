@@ -33,6 +33,7 @@ type realKube struct {
 	ips      []net.IP
 	dns      []string
 	kubelets map[string]*kubereal.Kubelet
+	cloud    *kubereal.CloudController
 }
 
 // realKubeReadyTimeout bounds how long a client connection waits for the
@@ -91,6 +92,19 @@ func (rk *realKube) start(ctx context.Context, cfg kubereal.Config, name string)
 
 	if err != nil {
 		rk.cluster.opts.Logger.Error("real kubernetes control plane did not start", "cluster", name, "err", err)
+	}
+
+	// The hcloud CCM's node controller, once its pod runs.
+	if ep := rk.cluster.opts.HCloudEndpoint; err == nil && ep != "" {
+		cc, err := cp.StartCloudController(ctx, ep)
+
+		rk.mu.Lock()
+		rk.cloud = cc
+		rk.mu.Unlock()
+
+		if err != nil {
+			rk.cluster.opts.Logger.Error("simulated cloud controller did not start", "cluster", name, "err", err)
+		}
 	}
 
 	close(rk.ready)
@@ -298,6 +312,10 @@ func (rk *realKube) stop() {
 
 	for _, k := range rk.kubelets {
 		k.Stop()
+	}
+
+	if rk.cloud != nil {
+		rk.cloud.Stop()
 	}
 
 	if rk.cp != nil {
