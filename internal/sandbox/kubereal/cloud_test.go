@@ -1,3 +1,5 @@
+//go:build unix
+
 package kubereal_test
 
 import (

@@ -270,6 +270,11 @@ func (c *Cluster) ForgetServer(serverID int64) {
 		alive := slices.ContainsFunc(tc.members, func(m *etcdMember) bool { return !c.deleted[m.serverID] })
 		if !alive {
 			delete(c.clusters, id)
+
+			// Its real control plane goes with its etcd (Close waits).
+			if tc.real != nil {
+				go tc.real.stop()
+			}
 		}
 	}
 }

@@ -24,8 +24,9 @@ import (
 // all, so clients verify its serving certificate and it authenticates
 // their certificates itself.
 type realKube struct {
-	cluster *Cluster
-	ready   chan struct{} // closed once cp or err is set
+	cluster  *Cluster
+	ready    chan struct{} // closed once cp or err is set
+	stopOnce sync.Once
 
 	mu       sync.Mutex
 	cp       *kubereal.ControlPlane
@@ -303,8 +304,11 @@ func (rk *realKube) startKubelets(ctx context.Context, regs []kubereal.KubeletCo
 	}
 }
 
-// stop ends the kubelets and the control plane, and removes its state.
-func (rk *realKube) stop() {
+// stop ends the kubelets and the control plane, and removes its state;
+// a second call waits for the first.
+func (rk *realKube) stop() { rk.stopOnce.Do(rk.stopNow) }
+
+func (rk *realKube) stopNow() {
 	<-rk.ready
 
 	rk.mu.Lock()
@@ -337,4 +341,30 @@ func (c *Cluster) Close() {
 	for _, rk := range reals {
 		rk.stop()
 	}
+}
+
+// RealKubernetesProcesses are the programs of the real control planes
+// that run (ClusterOptions.RealKubernetes), e.g. to measure their memory.
+func (c *Cluster) RealKubernetesProcesses() []kubereal.Process {
+	c.mu.Lock()
+	var running []*realKube
+
+	for _, tc := range c.clusters {
+		if tc.real != nil {
+			running = append(running, tc.real)
+		}
+	}
+	c.mu.Unlock()
+
+	var out []kubereal.Process
+
+	for _, rk := range running {
+		rk.mu.Lock()
+		if rk.cp != nil {
+			out = append(out, rk.cp.Processes()...)
+		}
+		rk.mu.Unlock()
+	}
+
+	return out
 }

@@ -1,3 +1,5 @@
+//go:build unix
+
 package talosfake_test
 
 import (
@@ -5,6 +7,7 @@ import (
 	"encoding/json"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -156,6 +159,27 @@ func TestRealKubernetesAfterBootstrap(t *testing.T) {
 			t.Errorf("node %s: ROLES %q", name, roles)
 		}
 	}
+
+	// Once every server of the cluster is deleted its etcd is gone, and so
+	// is its real control plane: no process is left.
+	procs := tf.RealKubernetesProcesses()
+	if len(procs) != 4 {
+		t.Fatalf("real control plane processes = %v, want etcd, kube-apiserver, kube-controller-manager, kube-scheduler", procs)
+	}
+
+	for _, id := range []int64{91, 92, 93} {
+		tf.ForgetServer(id)
+	}
+
+	waitFor(t, ctx, "the deleted cluster's control plane processes end", func() (bool, string) {
+		for _, p := range procs {
+			if syscall.Kill(p.PID, 0) == nil {
+				return false, p.Name + " still runs"
+			}
+		}
+
+		return true, ""
+	})
 }
 
 func errString(err error) string {
