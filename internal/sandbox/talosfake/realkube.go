@@ -35,6 +35,9 @@ type realKube struct {
 	dns      []string
 	kubelets map[string]*kubereal.Kubelet
 	cloud    *kubereal.CloudController
+	// syncs counts kubelet syncs asked for (under cluster.mu); synced is
+	// the latest applied, so a stale sync never undoes a newer one.
+	syncs, synced uint64
 }
 
 // realKubeReadyTimeout bounds how long a client connection waits for the
@@ -275,17 +278,33 @@ func (c *Cluster) syncRealKubeletsLocked(n *Node) {
 		regs = append(regs, kc)
 	}
 
-	go rk.startKubelets(c.ctx, regs)
+	rk.mu.Lock()
+	rk.syncs++
+	gen := rk.syncs
+	rk.mu.Unlock()
+
+	go rk.startKubelets(c.ctx, regs, gen)
 }
 
-func (rk *realKube) startKubelets(ctx context.Context, regs []kubereal.KubeletConfig) {
+func (rk *realKube) startKubelets(ctx context.Context, regs []kubereal.KubeletConfig, gen uint64) {
 	<-rk.ready
 
 	rk.mu.Lock()
 	defer rk.mu.Unlock()
 
-	if rk.cp == nil {
+	if rk.cp == nil || gen < rk.synced {
 		return
+	}
+
+	rk.synced = gen
+
+	// A node that stopped (powered off, deleted) stops posting status:
+	// the node lifecycle controller turns it Unknown.
+	for name, k := range rk.kubelets {
+		if !slices.ContainsFunc(regs, func(r kubereal.KubeletConfig) bool { return r.Name == name }) {
+			k.Stop()
+			delete(rk.kubelets, name)
+		}
 	}
 
 	for _, reg := range regs {
