@@ -17,7 +17,7 @@ func newSandboxCmd(g *globals) *cobra.Command {
 	var addr string
 	var latencyMS int
 	var action, boot time.Duration
-	var readOnly bool
+	var readOnly, realKube bool
 	serve := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the sandbox standalone and print the environment clients need",
@@ -52,6 +52,8 @@ account (unset HCLOUD_TOKEN to see it is used):
 			if boot >= 0 {
 				o.BootDelay = boot
 			}
+			o.RealKubernetes = realKube
+			o.Progress = func(line string) { fmt.Fprintln(cmd.ErrOrStderr(), "# "+line) }
 			sb, err := sandbox.Start(cmd.Context(), o)
 			if err != nil {
 				return err
@@ -72,6 +74,7 @@ account (unset HCLOUD_TOKEN to see it is used):
 	serve.Flags().DurationVar(&action, "action-duration", 0, "how long every Hetzner action takes (default: a sped-up model of Hetzner)")
 	serve.Flags().DurationVar(&boot, "boot-delay", -1, "how long a Talos node takes to boot (default 3s)")
 	serve.Flags().BoolVar(&readOnly, "read-only", false, "make the printed token read-only (to see how ohmytalos reports it)")
+	serve.Flags().BoolVar(&realKube, "real-kubernetes", false, "serve each cluster's Kubernetes API from the real kube-apiserver, etcd, controller manager and scheduler (built with go on first use, minutes; see docs/sandbox.md)")
 	c.AddCommand(serve)
 	return c
 }

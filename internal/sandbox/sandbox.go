@@ -23,6 +23,7 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/bwfake"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/factoryfake"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/hcloudfake"
+	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubereal/kubebin"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/rescuefake"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/talosfake"
 )
@@ -43,6 +44,14 @@ type Options struct {
 	// WrapHCloud wraps the Hetzner fake's HTTP handler (paths relative to
 	// /v1), e.g. for a test to record every exchange; nil serves it as is.
 	WrapHCloud func(http.Handler) http.Handler
+	// RealKubernetes serves each cluster's Kubernetes API from the real
+	// kube-apiserver, etcd, kube-controller-manager and kube-scheduler
+	// (built from source on first use, see docs/sandbox.md) instead of
+	// kubefake. Opt-in while the migration of issue 23 is under way.
+	RealKubernetes bool
+	// Progress receives the real control plane's build progress lines
+	// (RealKubernetes); nil sends them to Log only.
+	Progress func(string)
 }
 
 // DefaultRescueSSHPort is where rescue systems listen in the sandbox.
@@ -115,7 +124,16 @@ func Start(ctx context.Context, o Options) (*Sandbox, error) {
 		Token: o.Token, ReadOnly: o.ReadOnly, ActionDuration: o.ActionDuration, Durations: o.Durations,
 		AllocateIPv4: s.allocateIP, Hooks: hooks{s}, DiskPath: s.diskPath, RateLimit: o.RateLimit,
 	})
-	s.Talos = talosfake.NewCluster(talosfake.ClusterOptions{HCloudEndpoint: s.HCloudURL, Admit: s.HCloud.FirewallAdmits, Registries: []string{ln.Addr().String()}})
+	co := talosfake.ClusterOptions{HCloudEndpoint: s.HCloudURL, Admit: s.HCloud.FirewallAdmits, Registries: []string{ln.Addr().String()}}
+	if o.RealKubernetes {
+		bins, err := kubebin.Ensure(ctx, kubebin.Options{Progress: s.progress})
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("sandbox real kubernetes: %w", err)
+		}
+		co.RealKubernetes, co.RealKubernetesDir, co.Logger = &bins, o.WorkDir, o.Log
+	}
+	s.Talos = talosfake.NewCluster(co)
 	if o.Latency > 0 {
 		s.HCloud.SetLatency("/", o.Latency)
 	}
@@ -136,6 +154,14 @@ func Start(ctx context.Context, o Options) (*Sandbox, error) {
 	s.srv = &http.Server{Handler: markSandbox(mux), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
 	go func() { _ = s.srv.Serve(ln) }()
 	return s, nil
+}
+
+// progress reports a build step of the real control plane.
+func (s *Sandbox) progress(line string) {
+	s.log.Info(line)
+	if s.opts.Progress != nil {
+		s.opts.Progress(line)
+	}
 }
 
 // Env returns the environment clients need, as NAME=value pairs.
@@ -197,6 +223,9 @@ func (s *Sandbox) Close() error {
 	s.mu.Unlock()
 	for _, id := range ids {
 		s.Talos.StopNode(id)
+	}
+	if s.Talos != nil {
+		s.Talos.Close()
 	}
 	if s.tmpDir != "" {
 		_ = os.RemoveAll(s.tmpDir)

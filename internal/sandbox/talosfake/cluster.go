@@ -9,6 +9,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubereal/kubebin"
 )
 
 // Defaults of ClusterOptions.
@@ -30,6 +32,9 @@ const (
 // kept per Talos cluster.
 type Cluster struct {
 	opts     ClusterOptions
+	ctx      context.Context // ends with Close
+	cancel   context.CancelFunc
+	reals    []*realKube
 	mu       sync.Mutex
 	nodes    map[int64]*Node
 	seq      uint64
@@ -75,6 +80,9 @@ type talosCluster struct {
 	restored []string
 	// kube is the cluster's Kubernetes API store, once a control plane serves it.
 	kube *kubeCluster
+	// real is the cluster's real Kubernetes control plane
+	// (ClusterOptions.RealKubernetes).
+	real *realKube
 }
 
 // etcdMember is one member of a Talos cluster's etcd.
@@ -109,6 +117,16 @@ type ClusterOptions struct {
 	// Logger receives what machined would log (VIP claims and their
 	// failures); nil discards it.
 	Logger *slog.Logger
+	// RealKubernetes, when set, serves each cluster's Kubernetes API on
+	// its control planes' PublicIP:6443 from a real control plane run
+	// with these binaries (kubereal), with simulated kubelets as its
+	// clients; nil serves kubefake's. The Talos side (bootstrap
+	// manifests, upgrades, the cloud controller and CSI driver) still
+	// talks to kubefake in this phase.
+	RealKubernetes *kubebin.Binaries
+	// RealKubernetesDir holds the real control planes' state ("" for the
+	// system's temp dir).
+	RealKubernetesDir string
 }
 
 // NewCluster returns an empty registry.
@@ -117,7 +135,11 @@ func NewCluster(o ClusterOptions) *Cluster {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
 
+	ctx, cancel := context.WithCancel(context.Background())
+
 	return &Cluster{
+		ctx:         ctx,
+		cancel:      cancel,
 		opts:        o,
 		nodes:       map[int64]*Node{},
 		clusters:    map[string]*talosCluster{},
@@ -248,6 +270,11 @@ func (c *Cluster) ForgetServer(serverID int64) {
 		alive := slices.ContainsFunc(tc.members, func(m *etcdMember) bool { return !c.deleted[m.serverID] })
 		if !alive {
 			delete(c.clusters, id)
+
+			// Its real control plane goes with its etcd (Close waits).
+			if tc.real != nil {
+				go tc.real.stop()
+			}
 		}
 	}
 }

@@ -68,6 +68,10 @@ func (n *Node) startKubeAPILocked() {
 
 	n.cluster.syncKubeletsLocked(n.cfg.clusterID, kc)
 
+	if n.cluster.opts.RealKubernetes != nil {
+		n.cluster.syncRealKubeletsLocked(n)
+	}
+
 	if n.cfg.controlPlane() && talosAPIAccessEnabled(n.cfg.raw) {
 		if err := kc.srv.InstallCRD(talosServiceAccountCRD()); err != nil {
 			n.kubeErr = err
@@ -88,6 +92,12 @@ func (n *Node) startKubeAPILocked() {
 	}
 
 	dns, ips := kubeCertSANs(n, sk)
+
+	if n.cluster.opts.RealKubernetes != nil {
+		n.serveRealKubeLocked(dns, ips)
+
+		return
+	}
 
 	cert, err := issueKubeServingCert(n.cfg.k8sCA, dns, ips)
 	if err != nil {
@@ -129,6 +139,13 @@ func (n *Node) startKubeAPILocked() {
 
 // stop closes this API server; the cluster's store lives on with etcd.
 func (k *kubeAPI) stop() {
+	if k.srv == nil { // a forwarder to the real kube-apiserver
+		_ = k.lis.Close() //nolint:errcheck // stop accepting
+		<-k.done
+
+		return
+	}
+
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 

@@ -1,0 +1,14 @@
+//go:build !unix
+
+package kubebin
+
+import (
+	"context"
+	"errors"
+)
+
+// lockDir is not implemented off unix: the real control plane runs on
+// Linux and macOS only.
+func lockDir(context.Context, string) (func(), error) {
+	return nil, errors.New("the sandbox's real Kubernetes control plane runs on Linux and macOS only")
+}

@@ -1,0 +1,429 @@
+package kubereal
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"net/netip"
+	"strings"
+	"sync"
+	"time"
+
+	coordv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+)
+
+// KubeletConfig is one simulated kubelet: what it registers.
+type KubeletConfig struct {
+	Name       string
+	Version    string // e.g. v1.36.3, the kubelet image's tag
+	InternalIP string
+	ExternalIP string
+	Labels     map[string]string
+	Taints     []corev1.Taint
+	// PodStart is how long a pod takes from bound to Running (image
+	// pull and container start); default 500ms.
+	PodStart time.Duration
+}
+
+// Kubelet is a simulated kubelet: a client-go controller with the node's
+// own credentials (system:node:NAME in system:nodes), so Node
+// authorization and NodeRestriction judge it as they judge a real one. It
+// registers its Node, renews its Lease, runs the pods bound to it, and
+// reports Ready only once a CNI DaemonSet's pod runs on it.
+type Kubelet struct {
+	cfg    KubeletConfig
+	client *kubernetes.Clientset
+	admin  *kubernetes.Clientset
+	cancel context.CancelFunc
+	done   chan struct{}
+
+	mu       sync.Mutex
+	seen     map[types.UID]time.Time
+	started  int
+	lastBeat time.Time
+}
+
+// Timings of the kubelet (kubelet defaults: nodeStatusUpdateFrequency
+// 10s, nodeLeaseDurationSeconds 40).
+const (
+	kubeletSync      = 500 * time.Millisecond
+	kubeletHeartbeat = 10 * time.Second
+	leaseDuration    = int32(40)
+	cniConfDir       = "/etc/cni/net.d"
+	msgNoCNI         = "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized"
+)
+
+// StartKubelet registers the node and runs its kubelet until ctx ends or
+// Stop is called.
+func (c *ControlPlane) StartKubelet(ctx context.Context, cfg KubeletConfig) (*Kubelet, error) {
+	if cfg.PodStart == 0 {
+		cfg.PodStart = 500 * time.Millisecond
+	}
+
+	client, err := c.Client("system:node:"+cfg.Name, "system:nodes")
+	if err != nil {
+		return nil, err
+	}
+
+	admin, err := c.Client("system:admin", "system:masters")
+	if err != nil {
+		return nil, err
+	}
+
+	k := &Kubelet{cfg: cfg, client: client, admin: admin, done: make(chan struct{}), seen: map[types.UID]time.Time{}}
+
+	if err := k.register(ctx); err != nil {
+		return nil, err
+	}
+
+	ctx, k.cancel = context.WithCancel(ctx)
+
+	go k.loop(ctx)
+
+	return k, nil
+}
+
+// Client is a client-go clientset authenticated as cn in groups orgs by a
+// certificate from the cluster's CA.
+func (c *ControlPlane) Client(cn string, orgs ...string) (*kubernetes.Clientset, error) {
+	crt, key, err := c.ClientCert(cn, orgs...)
+	if err != nil {
+		return nil, err
+	}
+
+	return kubernetes.NewForConfig(&rest.Config{Host: c.URL, QPS: 50, Burst: 100,
+		TLSClientConfig: rest.TLSClientConfig{CAData: c.CACert(), CertData: crt, KeyData: key}})
+}
+
+// Stop ends the kubelet's loop; the Node stays, and turns Unknown once its
+// Lease expires, as when a real kubelet stops.
+func (k *Kubelet) Stop() {
+	k.cancel()
+	<-k.done
+}
+
+// kubeletMayLabel says whether NodeRestriction lets a kubelet set the
+// label itself (k8s.io/kubernetes pkg/kubelet/apis/well_known_labels.go
+// IsKubeletLabel): labels outside the kubernetes.io and k8s.io namespaces,
+// and the well-known ones inside. Talos sets the others (node-role...) with
+// its own credentials after registration.
+func kubeletMayLabel(key string) bool {
+	ns, _, ok := strings.Cut(key, "/")
+	if !ok {
+		return true
+	}
+
+	if ns != "kubernetes.io" && !strings.HasSuffix(ns, ".kubernetes.io") && ns != "k8s.io" && !strings.HasSuffix(ns, ".k8s.io") {
+		return true
+	}
+
+	for _, prefix := range []string{"kubelet.kubernetes.io", "node.kubernetes.io"} {
+		if ns == prefix || strings.HasSuffix(ns, "."+prefix) {
+			return true
+		}
+	}
+
+	switch key {
+	case "kubernetes.io/hostname", "kubernetes.io/arch", "kubernetes.io/os", "node.kubernetes.io/instance-type",
+		"topology.kubernetes.io/region", "topology.kubernetes.io/zone", "beta.kubernetes.io/arch", "beta.kubernetes.io/os",
+		"beta.kubernetes.io/instance-type", "failure-domain.beta.kubernetes.io/region", "failure-domain.beta.kubernetes.io/zone":
+		return true
+	}
+
+	return false
+}
+
+func (k *Kubelet) register(ctx context.Context) error {
+	own, other := map[string]string{"kubernetes.io/hostname": k.cfg.Name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"}, map[string]string{}
+
+	for key, v := range k.cfg.Labels {
+		if kubeletMayLabel(key) {
+			own[key] = v
+		} else {
+			other[key] = v
+		}
+	}
+
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: k.cfg.Name, Labels: own}, Spec: corev1.NodeSpec{Taints: k.cfg.Taints}}
+
+	_, err := k.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("kubelet %s registers its node: %w", k.cfg.Name, err)
+	}
+
+	if len(other) > 0 {
+		if err := k.labelAsTalos(ctx, other); err != nil {
+			return err
+		}
+	}
+
+	if err := k.postStatus(ctx, false); err != nil {
+		return err
+	}
+
+	holder, dur := k.cfg.Name, leaseDuration
+	lease := &coordv1.Lease{ObjectMeta: metav1.ObjectMeta{Name: k.cfg.Name, Namespace: corev1.NamespaceNodeLease},
+		Spec: coordv1.LeaseSpec{HolderIdentity: &holder, LeaseDurationSeconds: &dur, RenewTime: &metav1.MicroTime{Time: time.Now()}}}
+
+	if _, err := k.client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Create(ctx, lease, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("kubelet %s takes its lease: %w", k.cfg.Name, err)
+	}
+
+	return nil
+}
+
+// labelAsTalos sets the labels a kubelet may not, as Talos' node labels
+// controller does with its own credentials.
+func (k *Kubelet) labelAsTalos(ctx context.Context, labels map[string]string) error {
+	n, err := k.admin.CoreV1().Nodes().Get(ctx, k.cfg.Name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("label node %s: %w", k.cfg.Name, err)
+	}
+
+	if n.Labels == nil {
+		n.Labels = map[string]string{}
+	}
+
+	maps.Copy(n.Labels, labels)
+
+	if _, err := k.admin.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("label node %s: %w", k.cfg.Name, err)
+	}
+
+	return nil
+}
+
+func (k *Kubelet) loop(ctx context.Context) {
+	defer close(k.done)
+
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(kubeletSync):
+		}
+
+		network := k.syncPods(ctx)
+
+		k.mu.Lock()
+		beat := time.Since(k.lastBeat) >= kubeletHeartbeat
+		k.mu.Unlock()
+
+		if beat || network != k.ready(ctx) {
+			_ = k.postStatus(ctx, network) //nolint:errcheck // retried on the next beat
+			k.renewLease(ctx)
+		}
+	}
+}
+
+// ready is the Ready condition the API server holds for the node.
+func (k *Kubelet) ready(ctx context.Context) bool {
+	n, err := k.client.CoreV1().Nodes().Get(ctx, k.cfg.Name, metav1.GetOptions{})
+	if err != nil {
+		return false
+	}
+
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+
+	return false
+}
+
+func (k *Kubelet) postStatus(ctx context.Context, network bool) error {
+	n, err := k.client.CoreV1().Nodes().Get(ctx, k.cfg.Name, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"),
+		corev1.ResourcePods: resource.MustParse("110"), corev1.ResourceEphemeralStorage: resource.MustParse("100Gi"),
+	}
+	n.Status.Capacity, n.Status.Allocatable = capacity, capacity
+	// The addresses are the kubelet's until a cloud controller sets them.
+	if len(n.Status.Addresses) == 0 {
+		n.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: k.cfg.InternalIP}, {Type: corev1.NodeHostName, Address: k.cfg.Name}}
+
+		if k.cfg.ExternalIP != "" {
+			n.Status.Addresses = append(n.Status.Addresses, corev1.NodeAddress{Type: corev1.NodeExternalIP, Address: k.cfg.ExternalIP})
+		}
+	}
+
+	n.Status.NodeInfo = corev1.NodeSystemInfo{KubeletVersion: k.cfg.Version, OSImage: "Talos (v1.13.9)", KernelVersion: "6.18.0-talos",
+		ContainerRuntimeVersion: "containerd://2.1.0", OperatingSystem: "linux", Architecture: "amd64"}
+
+	ready := corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionFalse, Reason: "KubeletNotReady", Message: msgNoCNI}
+	if network {
+		ready = corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "KubeletReady", Message: "kubelet is posting ready status"}
+	}
+
+	now := metav1.Now()
+	ready.LastHeartbeatTime, ready.LastTransitionTime = now, now
+
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady && c.Status == ready.Status {
+			ready.LastTransitionTime = c.LastTransitionTime
+		}
+	}
+
+	n.Status.Conditions = []corev1.NodeCondition{ready}
+
+	if _, err := k.client.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+		return err
+	}
+
+	k.mu.Lock()
+	k.lastBeat = time.Now()
+	k.mu.Unlock()
+
+	return nil
+}
+
+func (k *Kubelet) renewLease(ctx context.Context) {
+	l, err := k.client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Get(ctx, k.cfg.Name, metav1.GetOptions{})
+	if err != nil {
+		return
+	}
+
+	l.Spec.RenewTime = &metav1.MicroTime{Time: time.Now()}
+	_, _ = k.client.CoordinationV1().Leases(corev1.NamespaceNodeLease).Update(ctx, l, metav1.UpdateOptions{}) //nolint:errcheck // next beat retries
+}
+
+// syncPods runs the pods bound to the node: Running and Ready once
+// PodStart has passed, deleted for good once the API server marked them
+// for deletion (the kubelet's final delete). It reports whether a CNI
+// DaemonSet pod (one mounting the host's /etc/cni/net.d) runs here.
+func (k *Kubelet) syncPods(ctx context.Context) bool {
+	pods, err := k.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + k.cfg.Name})
+	if err != nil {
+		return false
+	}
+
+	network := false
+
+	for i := range pods.Items {
+		p := &pods.Items[i]
+
+		if p.DeletionTimestamp != nil {
+			zero := int64(0)
+			_ = k.client.CoreV1().Pods(p.Namespace).Delete(ctx, p.Name, metav1.DeleteOptions{GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &p.UID}}) //nolint:errcheck // retried next sync
+
+			continue
+		}
+
+		if p.Status.Phase != corev1.PodRunning {
+			k.start(ctx, p)
+
+			continue
+		}
+
+		if isCNIPod(p) && podReady(p) {
+			network = true
+		}
+	}
+
+	return network
+}
+
+func (k *Kubelet) start(ctx context.Context, p *corev1.Pod) {
+	k.mu.Lock()
+	first, ok := k.seen[p.UID]
+
+	if !ok {
+		first = time.Now()
+		k.seen[p.UID] = first
+	}
+	k.mu.Unlock()
+
+	if time.Since(first) < k.cfg.PodStart {
+		return
+	}
+
+	k.mu.Lock()
+	k.started++
+	n := k.started
+	k.mu.Unlock()
+
+	now := metav1.Now()
+	ip := k.podIP(ctx, p, n)
+	p.Status.Phase = corev1.PodRunning
+	p.Status.HostIP, p.Status.PodIP = k.cfg.InternalIP, ip
+	p.Status.HostIPs, p.Status.PodIPs = []corev1.HostIP{{IP: k.cfg.InternalIP}}, []corev1.PodIP{{IP: ip}}
+	p.Status.StartTime = &now
+	p.Status.Conditions = []corev1.PodCondition{
+		{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		{Type: corev1.PodInitialized, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		{Type: corev1.ContainersReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
+		{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now},
+	}
+	p.Status.ContainerStatuses = nil
+
+	for _, c := range p.Spec.Containers {
+		p.Status.ContainerStatuses = append(p.Status.ContainerStatuses, corev1.ContainerStatus{
+			Name: c.Name, Image: c.Image, ImageID: c.Image, Ready: true, Started: new(true),
+			State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: now}},
+		})
+	}
+
+	_, _ = k.client.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{}) //nolint:errcheck // retried next sync
+}
+
+// podIP is the node's address for host-network pods, else an address of
+// the node's pod CIDR (the IPAM controller's assignment).
+func (k *Kubelet) podIP(ctx context.Context, p *corev1.Pod, n int) string {
+	if p.Spec.HostNetwork {
+		return k.cfg.InternalIP
+	}
+
+	node, err := k.client.CoreV1().Nodes().Get(ctx, k.cfg.Name, metav1.GetOptions{})
+	if err != nil || node.Spec.PodCIDR == "" {
+		return k.cfg.InternalIP
+	}
+
+	pfx, err := netip.ParsePrefix(node.Spec.PodCIDR)
+	if err != nil {
+		return k.cfg.InternalIP
+	}
+
+	a := pfx.Masked().Addr()
+	for range n%250 + 1 {
+		a = a.Next()
+	}
+
+	return a.String()
+}
+
+func isCNIPod(p *corev1.Pod) bool {
+	owner := metav1.GetControllerOf(p)
+	if owner == nil || owner.Kind != "DaemonSet" {
+		return false
+	}
+
+	for _, v := range p.Spec.Volumes {
+		if v.HostPath != nil && strings.TrimSuffix(v.HostPath.Path, "/") == cniConfDir {
+			return true
+		}
+	}
+
+	return false
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+
+	return false
+}

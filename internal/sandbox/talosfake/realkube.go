@@ -1,0 +1,389 @@
+package talosfake
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubereal"
+)
+
+// realKube is a Talos cluster's real Kubernetes control plane (opt-in,
+// ClusterOptions.RealKubernetes): one etcd and one kube-apiserver for the
+// cluster, which every control plane's PublicIP:6443 forwards to, TLS and
+// all, so clients verify its serving certificate and it authenticates
+// their certificates itself.
+type realKube struct {
+	cluster  *Cluster
+	ready    chan struct{} // closed once cp or err is set
+	stopOnce sync.Once
+
+	mu       sync.Mutex
+	cp       *kubereal.ControlPlane
+	err      error
+	ips      []net.IP
+	dns      []string
+	kubelets map[string]*kubereal.Kubelet
+	cloud    *kubereal.CloudController
+	// syncs counts kubelet syncs asked for (under cluster.mu); synced is
+	// the latest applied, so a stale sync never undoes a newer one.
+	syncs, synced uint64
+}
+
+// realKubeReadyTimeout bounds how long a client connection waits for the
+// control plane to start.
+const realKubeReadyTimeout = 3 * time.Minute
+
+// realKubeLocked returns the cluster's real control plane, starting it
+// (in the background: it takes seconds) from n's machine config the first
+// time. Called with cluster.mu held.
+func (c *Cluster) realKubeLocked(n *Node) *realKube {
+	tc := c.clusterLocked(n.cfg)
+	if tc.real != nil {
+		return tc.real
+	}
+
+	rk := &realKube{cluster: c, ready: make(chan struct{}), kubelets: map[string]*kubereal.Kubelet{}}
+	tc.real = rk
+	c.reals = append(c.reals, rk)
+
+	cfg, err := realKubeConfig(n, c.opts)
+	if err != nil {
+		rk.err = err
+		close(rk.ready)
+
+		return rk
+	}
+
+	go rk.start(c.ctx, cfg, tc.name)
+
+	return rk
+}
+
+func (rk *realKube) start(ctx context.Context, cfg kubereal.Config, name string) {
+	// The locked section that created rk adds the first control plane's
+	// names: wait for it to end, then serve with them from the start.
+	rk.cluster.mu.Lock()
+	rk.cluster.mu.Unlock() //nolint:staticcheck // a barrier, not a critical section
+
+	rk.mu.Lock()
+	cfg.ServingIPs, cfg.ServingDNSNames = slices.Clone(rk.ips), slices.Clone(rk.dns)
+	rk.mu.Unlock()
+
+	cp, err := kubereal.Start(ctx, cfg)
+
+	rk.mu.Lock()
+	rk.cp, rk.err = cp, err
+	ips, dns := slices.Clone(rk.ips), slices.Clone(rk.dns)
+	rk.mu.Unlock()
+
+	// Control planes that joined while it started.
+	if err == nil && (len(ips) != len(cfg.ServingIPs) || len(dns) != len(cfg.ServingDNSNames)) {
+		if err := cp.SetServingNames(ips, dns); err != nil {
+			rk.cluster.opts.Logger.Error("real kube-apiserver: reissue serving certificate", "err", err)
+		}
+	}
+
+	if err != nil {
+		rk.cluster.opts.Logger.Error("real kubernetes control plane did not start", "cluster", name, "err", err)
+	}
+
+	// The hcloud CCM's node controller, once its pod runs.
+	if ep := rk.cluster.opts.HCloudEndpoint; err == nil && ep != "" {
+		cc, err := cp.StartCloudController(ctx, ep)
+
+		rk.mu.Lock()
+		rk.cloud = cc
+		rk.mu.Unlock()
+
+		if err != nil {
+			rk.cluster.opts.Logger.Error("simulated cloud controller did not start", "cluster", name, "err", err)
+		}
+	}
+
+	close(rk.ready)
+}
+
+// realKubeConfig is kubereal's configuration from the control plane's
+// machine config: the cluster's CAs, service account key and secretbox
+// secret, its endpoint, subnets and admission control.
+func realKubeConfig(n *Node, o ClusterOptions) (kubereal.Config, error) {
+	provider, err := configloader.NewFromBytes(n.cfg.raw)
+	if err != nil {
+		return kubereal.Config{}, fmt.Errorf("real kube-apiserver: load machine config: %w", err)
+	}
+
+	cl := provider.Cluster()
+
+	dir, err := os.MkdirTemp(o.RealKubernetesDir, "kube-"+n.cfg.clusterID+"-")
+	if err != nil {
+		return kubereal.Config{}, fmt.Errorf("real kube-apiserver: state directory: %w", err)
+	}
+
+	cfg := kubereal.Config{
+		Binaries:          *o.RealKubernetes,
+		Dir:               dir,
+		CA:                cl.IssuingCA(),
+		AggregatorCA:      cl.AggregatorCA(),
+		ServiceAccountKey: cl.ServiceAccount(),
+		SecretboxKey:      cl.SecretboxEncryptionSecret(),
+		Admission:         kubereal.AdmissionFromTalos(cl.APIServer().AdmissionControl()),
+		AdvertiseAddress:  n.opts.PrivateIP,
+		Log:               o.Logger,
+	}
+
+	if ep := cl.Endpoint(); ep != nil {
+		cfg.Endpoint = ep.String()
+	}
+
+	if nw := cl.Network(); nw != nil {
+		cfg.ServiceCIDRs, cfg.PodCIDRs = nw.ServiceCIDRs(), nw.PodCIDRs()
+	}
+
+	return cfg, nil
+}
+
+// addNames puts a control plane's addresses into the serving certificate.
+func (rk *realKube) addNames(ips []net.IP, dns []string) {
+	rk.mu.Lock()
+	for _, ip := range ips {
+		if !slices.ContainsFunc(rk.ips, ip.Equal) {
+			rk.ips = append(rk.ips, ip)
+		}
+	}
+
+	for _, d := range dns {
+		if !slices.Contains(rk.dns, d) {
+			rk.dns = append(rk.dns, d)
+		}
+	}
+
+	cp, allIPs, allDNS := rk.cp, slices.Clone(rk.ips), slices.Clone(rk.dns)
+	rk.mu.Unlock()
+
+	if cp != nil {
+		if err := cp.SetServingNames(allIPs, allDNS); err != nil {
+			rk.cluster.opts.Logger.Error("real kube-apiserver: reissue serving certificate", "err", err)
+		}
+	}
+}
+
+// serveRealKubeLocked is startKubeAPILocked's real-Kubernetes half: the
+// node's PublicIP:6443 forwards connections to the cluster's
+// kube-apiserver, and the kubelets of the cluster's nodes run against it.
+// Called with cluster.mu held.
+func (n *Node) serveRealKubeLocked(dns []string, ips []net.IP) {
+	rk := n.cluster.realKubeLocked(n)
+	rk.addNames(ips, dns)
+
+	addr := net.JoinHostPort(n.opts.PublicIP, strconv.Itoa(KubernetesPort))
+
+	inner, err := net.Listen("tcp", addr)
+	if err != nil {
+		n.kubeErr = fmt.Errorf("real kube-apiserver forwarder on %s: %w", addr, err)
+
+		return
+	}
+
+	k := &kubeAPI{node: n, lis: n.admitPort(inner, KubernetesPort), done: make(chan struct{})}
+	n.kube = k
+
+	go func() {
+		defer close(k.done)
+
+		rk.forward(k.lis)
+	}()
+}
+
+// forward copies each accepted connection to kube-apiserver's loopback
+// port, once the control plane runs.
+func (rk *realKube) forward(lis net.Listener) {
+	for {
+		conn, err := lis.Accept()
+		if err != nil {
+			return
+		}
+
+		go rk.pipe(conn)
+	}
+}
+
+func (rk *realKube) pipe(conn net.Conn) {
+	defer conn.Close()
+
+	select {
+	case <-rk.ready:
+	case <-time.After(realKubeReadyTimeout):
+		return
+	}
+
+	rk.mu.Lock()
+	cp := rk.cp
+	rk.mu.Unlock()
+
+	if cp == nil {
+		return
+	}
+
+	up, err := net.DialTimeout("tcp", cp.Addr, 5*time.Second)
+	if err != nil {
+		return
+	}
+	defer up.Close()
+
+	done := make(chan struct{}, 2)
+
+	go func() { _, _ = io.Copy(up, conn); done <- struct{}{} }()
+	go func() { _, _ = io.Copy(conn, up); done <- struct{}{} }()
+	<-done
+}
+
+// syncRealKubeletsLocked starts the kubelet of every running node of the
+// Talos cluster against the real API server, once it runs. Called with
+// cluster.mu held; the registrations happen in the background.
+func (c *Cluster) syncRealKubeletsLocked(n *Node) {
+	rk := c.realKubeLocked(n)
+
+	var regs []kubereal.KubeletConfig
+
+	for _, m := range c.sortedNodesLocked() {
+		if m.cfg.clusterID != n.cfg.clusterID || m.ctx.Err() != nil {
+			continue
+		}
+
+		reg, err := m.kubeletRegistration()
+		if err != nil {
+			continue
+		}
+
+		kc := kubereal.KubeletConfig{Name: reg.Name, Version: reg.KubeletVersion, InternalIP: reg.InternalIP, ExternalIP: m.opts.PublicIP, Labels: reg.Labels}
+		for _, t := range reg.Taints {
+			kc.Taints = append(kc.Taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
+		}
+
+		if reg.ExternalCloudProvider {
+			kc.Taints = append(kc.Taints, corev1.Taint{Key: "node.cloudprovider.kubernetes.io/uninitialized", Value: "true", Effect: corev1.TaintEffectNoSchedule})
+		}
+
+		regs = append(regs, kc)
+	}
+
+	rk.mu.Lock()
+	rk.syncs++
+	gen := rk.syncs
+	rk.mu.Unlock()
+
+	go rk.startKubelets(c.ctx, regs, gen)
+}
+
+func (rk *realKube) startKubelets(ctx context.Context, regs []kubereal.KubeletConfig, gen uint64) {
+	<-rk.ready
+
+	rk.mu.Lock()
+	defer rk.mu.Unlock()
+
+	if rk.cp == nil || gen < rk.synced {
+		return
+	}
+
+	rk.synced = gen
+
+	// A node that stopped (powered off, deleted) stops posting status:
+	// the node lifecycle controller turns it Unknown.
+	for name, k := range rk.kubelets {
+		if !slices.ContainsFunc(regs, func(r kubereal.KubeletConfig) bool { return r.Name == name }) {
+			k.Stop()
+			delete(rk.kubelets, name)
+		}
+	}
+
+	for _, reg := range regs {
+		if rk.kubelets[reg.Name] != nil {
+			continue
+		}
+
+		k, err := rk.cp.StartKubelet(ctx, reg)
+		if err != nil {
+			rk.cluster.opts.Logger.Error("simulated kubelet did not register", "node", reg.Name, "err", err)
+
+			continue
+		}
+
+		rk.kubelets[reg.Name] = k
+	}
+}
+
+// stop ends the kubelets and the control plane, and removes its state;
+// a second call waits for the first.
+func (rk *realKube) stop() { rk.stopOnce.Do(rk.stopNow) }
+
+func (rk *realKube) stopNow() {
+	<-rk.ready
+
+	rk.mu.Lock()
+	defer rk.mu.Unlock()
+
+	for _, k := range rk.kubelets {
+		k.Stop()
+	}
+
+	if rk.cloud != nil {
+		rk.cloud.Stop()
+	}
+
+	if rk.cp != nil {
+		rk.cp.Stop()
+		_ = os.RemoveAll(filepath.Clean(rk.cp.Dir())) //nolint:errcheck // a temp dir
+	}
+}
+
+// Close stops the real Kubernetes control planes (ClusterOptions.
+// RealKubernetes); the fakes need no stopping.
+func (c *Cluster) Close() {
+	c.cancel()
+
+	c.mu.Lock()
+	reals := c.reals
+	c.reals = nil
+	c.mu.Unlock()
+
+	for _, rk := range reals {
+		rk.stop()
+	}
+}
+
+// RealKubernetesProcesses are the programs of the real control planes
+// that run (ClusterOptions.RealKubernetes), e.g. to measure their memory.
+func (c *Cluster) RealKubernetesProcesses() []kubereal.Process {
+	c.mu.Lock()
+	var running []*realKube
+
+	for _, tc := range c.clusters {
+		if tc.real != nil {
+			running = append(running, tc.real)
+		}
+	}
+	c.mu.Unlock()
+
+	var out []kubereal.Process
+
+	for _, rk := range running {
+		rk.mu.Lock()
+		if rk.cp != nil {
+			out = append(out, rk.cp.Processes()...)
+		}
+		rk.mu.Unlock()
+	}
+
+	return out
+}

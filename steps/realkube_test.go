@@ -1,0 +1,77 @@
+package steps
+
+import (
+	"context"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/sandbox"
+	"github.com/ohmytalos/ohmytalos/internal/spec"
+)
+
+// The seed cluster applies against the sandbox's real control plane
+// (opt-in, issue 23) as against kubefake, and a second apply does nothing.
+func TestApplySeedOnRealKubernetes(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the real Kubernetes control plane is built from source: no go command on PATH")
+	}
+
+	t.Setenv("OHMYTALOS_AGE_KEY_FILE", filepath.Join(t.TempDir(), "age.key"))
+
+	sp, err := spec.Load("../examples/seed.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	sb, err := sandbox.Start(context.Background(), sandbox.Options{RealKubernetes: true, Progress: func(s string) { t.Log(s) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+
+	w := &world{sb: sb, dir: t.TempDir(), spec: sp}
+	if _, err := w.apply(t, context.Background(), func(engine.Event) {}); err != nil {
+		t.Fatal(err)
+	}
+	checkCounts(t, w)
+
+	// The operator's kubeconfig reaches the real kube-apiserver: it serves
+	// the OpenAPI documents kubefake does not, and every node is Ready at
+	// the cluster's version with its provider ID.
+	cs := w.kubeClient(t)
+	if _, err := cs.RESTClient().Get().AbsPath("/openapi/v2").Do(context.Background()).Raw(); err != nil {
+		t.Fatalf("GET /openapi/v2 through the stored kubeconfig: %v", err)
+	}
+
+	nodes, err := cs.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil || len(nodes.Items) != 5 {
+		t.Fatalf("nodes: %d (%v), want 5", len(nodes.Items), err)
+	}
+
+	for _, n := range nodes.Items {
+		ready := false
+		for _, c := range n.Status.Conditions {
+			ready = ready || (c.Type == corev1.NodeReady && c.Status == corev1.ConditionTrue)
+		}
+
+		if !ready || n.Status.NodeInfo.KubeletVersion != "v1.36.3" || n.Spec.ProviderID == "" {
+			t.Errorf("node %s: ready %v, version %s, provider ID %q", n.Name, ready, n.Status.NodeInfo.KubeletVersion, n.Spec.ProviderID)
+		}
+	}
+
+	var again []engine.Event
+	if _, err := w.apply(t, context.Background(), func(ev engine.Event) { again = append(again, ev) }); err != nil {
+		t.Fatal(err)
+	}
+
+	for _, ev := range again {
+		if ev.Kind != engine.KindSkipped {
+			t.Errorf("second apply did something: %+v", ev)
+		}
+	}
+}
