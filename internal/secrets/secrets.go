@@ -96,7 +96,7 @@ func (Value) MarshalJSON() ([]byte, error) { return []byte(`"` + Redacted + `"`)
 // MarshalText implements encoding.TextMarshaler (also used by YAML encoders).
 func (Value) MarshalText() ([]byte, error) { return []byte(Redacted), nil }
 
-// MarshalYAML implements yaml.Marshaler (gopkg.in/yaml.v3).
+// MarshalYAML implements yaml.Marshaler (go.yaml.in/yaml/v3).
 func (Value) MarshalYAML() (any, error) { return Redacted, nil }
 
 // LogValue implements slog.LogValuer.
