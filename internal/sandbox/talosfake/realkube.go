@@ -35,6 +35,7 @@ type realKube struct {
 	dns      []string
 	kubelets map[string]*kubereal.Kubelet
 	cloud    *kubereal.CloudController
+	cilium   *kubereal.CiliumOperator
 	// syncs counts kubelet syncs asked for (under cluster.mu); synced is
 	// the latest applied, so a stale sync never undoes a newer one.
 	syncs, synced uint64
@@ -96,6 +97,19 @@ func (rk *realKube) start(ctx context.Context, cfg kubereal.Config, name string)
 
 	if err != nil {
 		rk.cluster.opts.Logger.Error("real kubernetes control plane did not start", "cluster", name, "err", err)
+	}
+
+	// The cilium-operator's CRD registration, once its pod runs.
+	if err == nil {
+		op, err := cp.StartCiliumOperator(ctx)
+
+		rk.mu.Lock()
+		rk.cilium = op
+		rk.mu.Unlock()
+
+		if err != nil {
+			rk.cluster.opts.Logger.Error("simulated cilium-operator did not start", "cluster", name, "err", err)
+		}
 	}
 
 	// The hcloud CCM's node controller, once its pod runs.
@@ -339,6 +353,10 @@ func (rk *realKube) stopNow() {
 
 	if rk.cloud != nil {
 		rk.cloud.Stop()
+	}
+
+	if rk.cilium != nil {
+		rk.cilium.Stop()
 	}
 
 	if rk.cp != nil {
