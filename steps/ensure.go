@@ -3,14 +3,13 @@ package steps
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/reconcile"
 	"github.com/ohmytalos/ohmytalos/internal/state"
 )
 
@@ -26,7 +25,9 @@ type resourceOps[T any] struct {
 	kind   string
 	get    func(ctx context.Context, id int64) (T, error) // zero T when it no longer exists
 	list   func(ctx context.Context, selector string) ([]T, error)
-	create func(ctx context.Context) (T, error)
+	// create makes the resource and returns the actions that make it
+	// ready, for the caller to wait for (none when create waited).
+	create func(ctx context.Context) (T, []*hcloud.Action, error)
 	id     func(T) int64
 	name   func(T) string
 	isNil  func(T) bool
@@ -91,23 +92,25 @@ func oneOwned[T any](st *state.Store, list []T, selector string, ops resourceOps
 // ensure reconciles one resource: it finds it (find), else creates it,
 // checkpoints its ID, then updates in place what differs from the spec.
 // Changes Hetzner cannot make in place are reported as a warning and the
-// resource is left as it is.
-func ensure[T any](ctx context.Context, env *engine.Env, emit engine.Emit, step engine.StepName, key string, want map[string]string, ops resourceOps[T]) (T, bool, error) {
+// resource is left as it is. The actions are a create's pending ones
+// (none when the resource was found, or create waited for them).
+func ensure[T any](ctx context.Context, env *engine.Env, emit engine.Emit, step engine.StepName, key string, want map[string]string, ops resourceOps[T]) (T, []*hcloud.Action, error) {
 	var zero T
 	got, found, err := find(ctx, env.State, key, want, ops)
 	if err != nil {
-		return zero, false, err
+		return zero, nil, err
 	}
+	var actions []*hcloud.Action
 	if !found {
-		got, err = ops.create(ctx)
+		got, actions, err = ops.create(ctx)
 		if err != nil {
 			// A create whose response was lost (and retried by hcloud-go)
 			// made the resource: adopt it by its labels.
 			adopted, ok := adoptAfterConflict(ctx, env.State, err, ops, want)
 			if !ok {
-				return zero, false, limitHint(ops.kind, err)
+				return zero, nil, limitHint(ops.kind, err)
 			}
-			got = adopted
+			got, actions = adopted, nil
 		}
 	}
 	rec := state.Resource{Kind: ops.kind, ID: ops.id(got), Name: ops.name(got), Step: string(step)}
@@ -115,7 +118,7 @@ func ensure[T any](ctx context.Context, env *engine.Env, emit engine.Emit, step 
 		rec.Attrs = prev.Attrs // such as a load balancer's pending create action
 	}
 	if err := env.State.PutResource(key, rec); err != nil {
-		return zero, !found, err
+		return zero, actions, err
 	}
 	res := ops.kind + "/" + ops.name(got)
 	if !found {
@@ -124,14 +127,14 @@ func ensure[T any](ctx context.Context, env *engine.Env, emit engine.Emit, step 
 			ev.Message = ops.detail(got)
 		}
 		emit(ev)
-		return got, true, nil
+		return got, actions, nil
 	}
-	got, err = reconcile(ctx, emit, res, got, ops)
-	return got, false, err
+	got, err = updateFound(ctx, emit, res, got, ops)
+	return got, nil, err
 }
 
-// reconcile compares a found resource with the spec and updates it.
-func reconcile[T any](ctx context.Context, emit engine.Emit, res string, got T, ops resourceOps[T]) (T, error) {
+// updateFound compares a found resource with the spec and updates it.
+func updateFound[T any](ctx context.Context, emit engine.Emit, res string, got T, ops resourceOps[T]) (T, error) {
 	var changes []engine.Change
 	if ops.diff != nil {
 		changes = ops.diff(got)
@@ -153,6 +156,14 @@ func reconcile[T any](ctx context.Context, emit engine.Emit, res string, got T, 
 		emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionReuse, Resource: res, ID: ops.id(got)})
 	}
 	return got, nil
+}
+
+// firstAction is the one pending action of a create, nil when none.
+func firstAction(acts []*hcloud.Action) *hcloud.Action {
+	if len(acts) == 0 {
+		return nil
+	}
+	return acts[0]
 }
 
 // limitFields name the spec's limit of each kind a create can exceed.
@@ -267,56 +278,24 @@ const (
 	fieldLabels = "labels"
 )
 
-// labelsChange reports the labels ohmytalos sets that a resource lacks or
-// has with another value, and the owned labels it has that the spec no
-// longer wants; labels someone else added are kept.
+// labelsChange shows reconcile.DiffLabels as a change of the labels
+// field (the live and wanted values of the labels that differ).
 func labelsChange(have, want map[string]string, owned ...string) []engine.Change {
-	var missing []string
-	for k, v := range want {
-		if cur, ok := have[k]; !ok || cur != v {
-			missing = append(missing, k)
-		}
-	}
-	for _, k := range owned {
-		if _, wanted := want[k]; !wanted {
-			if _, ok := have[k]; ok {
-				missing = append(missing, k)
-			}
-		}
-	}
-	slices.Sort(missing)
-	if len(missing) == 0 {
+	d := reconcile.DiffLabels(have, want, owned...)
+	if d.Empty() {
 		return nil
 	}
-	sub := map[string]string{}
-	for _, k := range missing {
-		if v, ok := have[k]; ok {
-			sub[k] = v
-		}
-	}
-	wantSub := map[string]string{}
-	for _, k := range missing {
-		if v, ok := want[k]; ok {
-			wantSub[k] = v
-		}
-	}
-	return []engine.Change{{Field: fieldLabels, Old: cloud.Selector(sub), New: cloud.Selector(wantSub)}}
+	return []engine.Change{labelsDisplay(d)}
 }
 
-// mergedLabels is have with want's labels set and the owned labels want
-// lacks removed.
+// labelsDisplay renders a label diff for display.
+func labelsDisplay(d reconcile.LabelDiff) engine.Change {
+	return engine.Change{Field: fieldLabels, Old: cloud.Selector(d.Have), New: cloud.Selector(d.Want)}
+}
+
+// mergedLabels is reconcile.MergeLabels.
 func mergedLabels(have, want map[string]string, owned ...string) map[string]string {
-	out := maps.Clone(have)
-	if out == nil {
-		out = map[string]string{}
-	}
-	maps.Copy(out, want)
-	for _, k := range owned {
-		if _, ok := want[k]; !ok {
-			delete(out, k)
-		}
-	}
-	return out
+	return reconcile.MergeLabels(have, want, owned...)
 }
 
 // adoptAfterConflict returns the one resource matching want (with this

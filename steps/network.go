@@ -75,24 +75,24 @@ func networkOps(c *hcloud.Client, sp *spec.Spec, id string) resourceOps[*hcloud.
 	ops := networkLookup(c)
 	labels := networkLabels(sp.Name, id)
 	want := subnets(sp)
-	ops.create = func(ctx context.Context) (*hcloud.Network, error) {
+	ops.create = func(ctx context.Context) (*hcloud.Network, []*hcloud.Action, error) {
 		_, rng, err := net.ParseCIDR(sp.Network.CIDR)
 		if err != nil {
-			return nil, fmt.Errorf("network.cidr: %w", err)
+			return nil, nil, fmt.Errorf("network.cidr: %w", err)
 		}
 		opts := hcloud.NetworkCreateOpts{Name: sp.Name, IPRange: rng, Labels: labels}
 		for _, sn := range want {
 			sub, err := cloudSubnet(sp, sn)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			opts.Subnets = append(opts.Subnets, sub)
 		}
 		n, _, err := c.Network.Create(ctx, opts)
 		if err != nil {
-			return nil, fmt.Errorf("create network %s: %w", sp.Name, err)
+			return nil, nil, fmt.Errorf("create network %s: %w", sp.Name, err)
 		}
-		return n, nil
+		return n, nil, nil
 	}
 	ops.detail = func(*hcloud.Network) string { return fmt.Sprintf("%s with %d subnets", sp.Network.CIDR, len(want)) }
 	ops.diff = func(n *hcloud.Network) []engine.Change {

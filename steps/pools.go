@@ -11,6 +11,7 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/reconcile/loadbalancer"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/internal/state"
 )
@@ -118,7 +119,7 @@ func (s *Pools) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error) 
 	for _, lb := range loadBalancerSpecs(sp, env.State.ClusterID()) {
 		item := engine.PlanItem{Kind: "load-balancer", Name: lb.name, Detail: lb.detail}
 		if err := add(item, lb.key, func() (engine.PlanItem, error) {
-			return planItem(ctx, env.State, lb.key, lb.labels, loadBalancerOps(c, sp, lb, netw, nil, nil), item)
+			return planItem(ctx, env.State, lb.key, lb.labels, loadBalancerOps(loadbalancer.New(&c.LoadBalancer, nil, nil), lbWant(sp, lb, netw)), item)
 		}); err != nil {
 			return p, err
 		}
@@ -270,12 +271,12 @@ func placementGroupOps(c *hcloud.Client, g pgSpec) resourceOps[*hcloud.Placement
 		list: func(ctx context.Context, sel string) ([]*hcloud.PlacementGroup, error) {
 			return c.PlacementGroup.AllWithOpts(ctx, hcloud.PlacementGroupListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
 		},
-		create: func(ctx context.Context) (*hcloud.PlacementGroup, error) {
+		create: func(ctx context.Context) (*hcloud.PlacementGroup, []*hcloud.Action, error) {
 			r, _, err := c.PlacementGroup.Create(ctx, hcloud.PlacementGroupCreateOpts{Name: g.name, Labels: g.labels, Type: hcloud.PlacementGroupTypeSpread})
 			if err != nil {
-				return nil, fmt.Errorf("create placement group %s: %w", g.name, err)
+				return nil, nil, fmt.Errorf("create placement group %s: %w", g.name, err)
 			}
-			return r.PlacementGroup, nil
+			return r.PlacementGroup, nil, nil
 		},
 		id:     func(p *hcloud.PlacementGroup) int64 { return p.ID },
 		name:   func(p *hcloud.PlacementGroup) string { return p.Name },

@@ -6,12 +6,12 @@ import (
 	"net"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/reconcile/loadbalancer"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 )
 
@@ -23,7 +23,7 @@ const (
 	fieldLocation  = "location"
 	fieldTargets   = "targets"
 	fieldNetwork   = "network"
-	fieldService   = "service :" // + listen port
+	fieldService   = "service :" // + listen port, for display only
 )
 
 // firewallOps reconciles the firewall: its rules (set_rules) admitting
@@ -48,17 +48,17 @@ func firewallOps(c *hcloud.Client, sp *spec.Spec, id string, sources []string) r
 		list: func(ctx context.Context, sel string) ([]*hcloud.Firewall, error) {
 			return c.Firewall.AllWithOpts(ctx, hcloud.FirewallListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
 		},
-		create: func(ctx context.Context) (*hcloud.Firewall, error) {
+		create: func(ctx context.Context) (*hcloud.Firewall, []*hcloud.Action, error) {
 			r, _, err := c.Firewall.Create(ctx, hcloud.FirewallCreateOpts{
 				Name: sp.Name, Labels: labels, Rules: want, ApplyTo: []hcloud.FirewallResource{applyTo},
 			})
 			if err != nil {
-				return nil, fmt.Errorf("create firewall %s: %w", sp.Name, err)
+				return nil, nil, fmt.Errorf("create firewall %s: %w", sp.Name, err)
 			}
 			if err := c.Action.WaitFor(ctx, r.Actions...); err != nil {
-				return nil, fmt.Errorf("apply firewall %s: %w", sp.Name, err)
+				return nil, nil, fmt.Errorf("apply firewall %s: %w", sp.Name, err)
 			}
-			return r.Firewall, nil
+			return r.Firewall, nil, nil
 		},
 		id:     func(f *hcloud.Firewall) int64 { return f.ID },
 		name:   func(f *hcloud.Firewall) string { return f.Name },
@@ -181,25 +181,15 @@ func loadBalancerSpecs(sp *spec.Spec, id string) []lbSpec {
 	return out
 }
 
-// The health check of every service: TCP on the destination port, every
-// 15 s with a 10 s timeout and 3 retries (the values Hetzner fills in
-// when none are given, as the sandbox models them). Hetzner's API
-// description marks health_check and proxyprotocol as required for each
-// service, and protocol, port, interval, timeout and retries as required
-// in a health check (the OpenAPI-generated hcloud crate on docs.rs,
-// src/models/load_balancer_service_health_check.rs), so all are sent.
+// The health check of every service (see loadbalancer.WantService).
 const (
-	healthInterval = 15 * time.Second
-	healthTimeout  = 10 * time.Second
-	healthRetries  = 3
+	healthInterval = loadbalancer.HealthInterval
+	healthTimeout  = loadbalancer.HealthTimeout
+	healthRetries  = loadbalancer.HealthRetries
 )
 
 // lbService is one TCP passthrough service the spec wants.
-func lbService(port int) hcloud.LoadBalancerService {
-	return hcloud.LoadBalancerService{Protocol: hcloud.LoadBalancerServiceProtocolTCP, ListenPort: port, DestinationPort: port, Proxyprotocol: false,
-		HealthCheck: hcloud.LoadBalancerServiceHealthCheck{Protocol: hcloud.LoadBalancerServiceProtocolTCP, Port: port,
-			Interval: healthInterval, Timeout: healthTimeout, Retries: healthRetries}}
-}
+func lbService(port int) hcloud.LoadBalancerService { return loadbalancer.WantService(port) }
 
 func formatService(s hcloud.LoadBalancerService) string {
 	h := s.HealthCheck
@@ -207,20 +197,8 @@ func formatService(s hcloud.LoadBalancerService) string {
 		s.Protocol, s.ListenPort, s.DestinationPort, s.Proxyprotocol, h.Protocol, h.Port, h.Interval, h.Timeout, h.Retries)
 }
 
-func serviceOn(lb *hcloud.LoadBalancer, port int) (hcloud.LoadBalancerService, bool) {
-	for _, s := range lb.Services {
-		if s.ListenPort == port {
-			return s, true
-		}
-	}
-	return hcloud.LoadBalancerService{}, false
-}
-
-func hasTarget(lb *hcloud.LoadBalancer, selector string) bool {
-	return slices.ContainsFunc(lb.Targets, func(t hcloud.LoadBalancerTarget) bool {
-		return t.Type == hcloud.LoadBalancerTargetTypeLabelSelector && t.LabelSelector != nil && t.LabelSelector.Selector == selector && t.UsePrivateIP
-	})
-}
+// hasTarget reports whether lb targets selector over private IPs.
+func hasTarget(lb *hcloud.LoadBalancer, selector string) bool { return loadbalancer.HasTarget(lb, selector) }
 
 func formatTargets(lb *hcloud.LoadBalancer) string {
 	var out []string
@@ -235,42 +213,4 @@ func formatTargets(lb *hcloud.LoadBalancer) string {
 		}
 	}
 	return strings.Join(out, ", ")
-}
-
-func inNetwork(lb *hcloud.LoadBalancer, netw *hcloud.Network) bool {
-	return slices.ContainsFunc(lb.PrivateNet, func(pn hcloud.LoadBalancerPrivateNet) bool { return pn.Network != nil && pn.Network.ID == netw.ID })
-}
-
-// lbDiff compares a load balancer with the spec: type, services, targets,
-// network and labels change in place; another location needs a new one.
-func lbDiff(sp *spec.Spec, want lbSpec, netw *hcloud.Network, lb *hcloud.LoadBalancer) []engine.Change {
-	var out []engine.Change
-	if lb.LoadBalancerType != nil && lb.LoadBalancerType.Name != sp.LoadBalancer.Type {
-		out = append(out, engine.Change{Field: fieldType, Old: lb.LoadBalancerType.Name, New: sp.LoadBalancer.Type})
-	}
-	if lb.Location != nil && sp.LoadBalancer.Location != "" && lb.Location.Name != sp.LoadBalancer.Location {
-		out = append(out, engine.Change{Field: fieldLocation, Old: lb.Location.Name, New: sp.LoadBalancer.Location, Replace: true})
-	}
-	for _, port := range want.ports {
-		w := formatService(lbService(port))
-		have, ok := serviceOn(lb, port)
-		switch {
-		case !ok:
-			out = append(out, engine.Change{Field: fieldService + fmt.Sprint(port), New: w})
-		case formatService(have) != w:
-			out = append(out, engine.Change{Field: fieldService + fmt.Sprint(port), Old: formatService(have), New: w})
-		}
-	}
-	for _, s := range lb.Services {
-		if !slices.Contains(want.ports, s.ListenPort) {
-			out = append(out, engine.Change{Field: fieldService + fmt.Sprint(s.ListenPort), Old: formatService(s)})
-		}
-	}
-	if !hasTarget(lb, want.target) {
-		out = append(out, engine.Change{Field: fieldTargets, Old: formatTargets(lb), New: fmt.Sprintf("label selector %s (private IP true)", want.target)})
-	}
-	if netw != nil && !inNetwork(lb, netw) {
-		out = append(out, engine.Change{Field: fieldNetwork, New: netw.Name})
-	}
-	return append(out, labelsChange(lb.Labels, want.labels)...)
 }

@@ -126,11 +126,8 @@ func (s *Servers) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) 
 	g.SetLimit(createParallel)
 	for i, n := range nodes {
 		g.Go(func() error {
-			var acts []*hcloud.Action
-			sv, _, err := ensure(gctx, env, emit, s.Name(), serverKey(n.Name), serverSelector(sp, n), s.serverOps(c, env, n, idx, netw, func(ctx context.Context) (*hcloud.Server, error) {
-				sv, a, err := s.create(ctx, c, env, emit, n, configs[n.Pool].Config)
-				acts = a
-				return sv, err
+			sv, acts, err := ensure(gctx, env, emit, s.Name(), serverKey(n.Name), serverSelector(sp, n), s.serverOps(c, env, n, idx, netw, func(ctx context.Context) (*hcloud.Server, []*hcloud.Action, error) {
+				return s.create(ctx, c, env, emit, n, configs[n.Pool].Config)
 			}))
 			if err != nil {
 				return err
@@ -209,9 +206,8 @@ func (s *Servers) create(ctx context.Context, c *hcloud.Client, env *engine.Env,
 
 func (s *Servers) volume(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit, n spec.Node, size int) (*hcloud.Volume, *hcloud.Action, error) {
 	labels := cloud.WithClusterID(cloud.ClusterLabels(env.Spec.Name, "volume", map[string]string{cloud.LabelNode: n.Name, cloud.LabelPool: n.Pool}), env.State.ClusterID())
-	var act *hcloud.Action
-	vol, _, err := ensure(ctx, env, emit, s.Name(), "volume/"+n.Name, labels, volumeOps(c, n, size, labels, &act))
-	return vol, act, err
+	vol, acts, err := ensure(ctx, env, emit, s.Name(), "volume/"+n.Name, labels, volumeOps(c, n, size, labels))
+	return vol, firstAction(acts), err
 }
 
 // wait waits for many actions at once: one poll covers them all.

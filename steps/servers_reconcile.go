@@ -53,7 +53,7 @@ func serverSelector(sp *spec.Spec, n spec.Node) map[string]string {
 // follow. Lookups are served from idx first; netw may be nil (no network
 // yet) and create nil when only planning.
 func (s *Servers) serverOps(c *hcloud.Client, env *engine.Env, n spec.Node, idx *serverIndex, netw *hcloud.Network,
-	create func(context.Context) (*hcloud.Server, error)) resourceOps[*hcloud.Server] {
+	create func(context.Context) (*hcloud.Server, []*hcloud.Action, error)) resourceOps[*hcloud.Server] {
 	sp := env.Spec
 	want := serverLabels(sp, env.State.ClusterID(), n)
 	listed := false
@@ -127,8 +127,8 @@ func (s *Servers) serverOps(c *hcloud.Client, env *engine.Env, n spec.Node, idx 
 
 // volumeOps reconciles a node's data volume: labels, and a larger size
 // (Hetzner resizes volumes up only, in place); a smaller size or another
-// location needs a new volume. create leaves its action in act.
-func volumeOps(c *hcloud.Client, n spec.Node, size int, labels map[string]string, act **hcloud.Action) resourceOps[*hcloud.Volume] {
+// location needs a new volume. create returns its action.
+func volumeOps(c *hcloud.Client, n spec.Node, size int, labels map[string]string) resourceOps[*hcloud.Volume] {
 	return resourceOps[*hcloud.Volume]{
 		kind: "volume",
 		get: func(ctx context.Context, id int64) (*hcloud.Volume, error) {
@@ -138,14 +138,13 @@ func volumeOps(c *hcloud.Client, n spec.Node, size int, labels map[string]string
 		list: func(ctx context.Context, sel string) ([]*hcloud.Volume, error) {
 			return c.Volume.AllWithOpts(ctx, hcloud.VolumeListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
 		},
-		create: func(ctx context.Context) (*hcloud.Volume, error) {
+		create: func(ctx context.Context) (*hcloud.Volume, []*hcloud.Action, error) {
 			r, _, err := c.Volume.Create(ctx, hcloud.VolumeCreateOpts{Name: n.Name + "-data", Size: size,
 				Location: &hcloud.Location{Name: n.Location}, Labels: labels})
 			if err != nil {
-				return nil, fmt.Errorf("create volume for %s: %w", n.Name, err)
+				return nil, nil, fmt.Errorf("create volume for %s: %w", n.Name, err)
 			}
-			*act = r.Action
-			return r.Volume, nil
+			return r.Volume, []*hcloud.Action{r.Action}, nil
 		},
 		id:     func(v *hcloud.Volume) int64 { return v.ID },
 		name:   func(v *hcloud.Volume) string { return v.Name },

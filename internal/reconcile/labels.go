@@ -1,0 +1,71 @@
+// Package reconcile holds what the per-kind reconcile services share: the
+// typed difference between a resource's labels and the ones ohmytalos sets.
+// Each Hetzner resource kind has its own package below (loadbalancer, ...),
+// a service over a narrow interface of the hcloud-go calls it makes, after
+// cluster-api-provider-hetzner's pkg/services/hcloud/loadbalancer.
+package reconcile
+
+import (
+	"maps"
+	"slices"
+)
+
+// LabelDiff is how a resource's labels differ from the wanted ones: Keys
+// lists (sorted) the labels to set or drop, Have their live values and
+// Want their wanted values (a key missing from Want is dropped).
+type LabelDiff struct {
+	Keys       []string
+	Have, Want map[string]string
+}
+
+// Empty reports whether the labels need no change.
+func (d LabelDiff) Empty() bool { return len(d.Keys) == 0 }
+
+// DiffLabels reports the labels ohmytalos sets that have lacks or has with
+// another value, and the owned labels have carries that want no longer
+// does; labels someone else added are kept.
+func DiffLabels(have, want map[string]string, owned ...string) LabelDiff {
+	var keys []string
+	for k, v := range want {
+		if cur, ok := have[k]; !ok || cur != v {
+			keys = append(keys, k)
+		}
+	}
+	for _, k := range owned {
+		if _, wanted := want[k]; !wanted {
+			if _, ok := have[k]; ok {
+				keys = append(keys, k)
+			}
+		}
+	}
+	if len(keys) == 0 {
+		return LabelDiff{}
+	}
+	slices.Sort(keys)
+	d := LabelDiff{Keys: keys, Have: map[string]string{}, Want: map[string]string{}}
+	for _, k := range keys {
+		if v, ok := have[k]; ok {
+			d.Have[k] = v
+		}
+		if v, ok := want[k]; ok {
+			d.Want[k] = v
+		}
+	}
+	return d
+}
+
+// MergeLabels is have with want's labels set and the owned labels want
+// lacks removed.
+func MergeLabels(have, want map[string]string, owned ...string) map[string]string {
+	out := maps.Clone(have)
+	if out == nil {
+		out = map[string]string{}
+	}
+	maps.Copy(out, want)
+	for _, k := range owned {
+		if _, ok := want[k]; !ok {
+			delete(out, k)
+		}
+	}
+	return out
+}
