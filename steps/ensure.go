@@ -22,9 +22,9 @@ import (
 // create response), then compare with the spec and update in place what
 // Hetzner can change, reporting what it cannot.
 type resourceOps[T any] struct {
-	kind   string
-	get    func(ctx context.Context, id int64) (T, error) // zero T when it no longer exists
-	list   func(ctx context.Context, selector string) ([]T, error)
+	kind string
+	get  func(ctx context.Context, id int64) (T, error) // zero T when it no longer exists
+	list func(ctx context.Context, selector string) ([]T, error)
 	// create makes the resource and returns the actions that make it
 	// ready, for the caller to wait for (none when create waited).
 	create func(ctx context.Context) (T, []*hcloud.Action, error)

@@ -198,7 +198,9 @@ func formatService(s hcloud.LoadBalancerService) string {
 }
 
 // hasTarget reports whether lb targets selector over private IPs.
-func hasTarget(lb *hcloud.LoadBalancer, selector string) bool { return loadbalancer.HasTarget(lb, selector) }
+func hasTarget(lb *hcloud.LoadBalancer, selector string) bool {
+	return loadbalancer.HasTarget(lb, selector)
+}
 
 func formatTargets(lb *hcloud.LoadBalancer) string {
 	var out []string
