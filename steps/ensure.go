@@ -25,6 +25,10 @@ type resourceOps[T any] struct {
 	kind string
 	get  func(ctx context.Context, id int64) (T, error) // zero T when it no longer exists
 	list func(ctx context.Context, selector string) ([]T, error)
+	// relist asks Hetzner itself when list is served from an earlier
+	// listing (see prefetched): after a create whose response was lost,
+	// only a fresh list shows what it made. nil: list asks Hetzner.
+	relist func(ctx context.Context, selector string) ([]T, error)
 	// create makes the resource and returns the actions that make it
 	// ready, for the caller to wait for (none when create waited).
 	create func(ctx context.Context) (T, []*hcloud.Action, error)
@@ -189,6 +193,9 @@ func limitHint(kind string, err error) error {
 // changed by hand) is still asked for, as apply would.
 func prefetched[T any](ops resourceOps[T], all []T, labels func(T) map[string]string) resourceOps[T] {
 	get := ops.get
+	if ops.relist == nil {
+		ops.relist = ops.list
+	}
 	ops.get = func(ctx context.Context, id int64) (T, error) {
 		for _, x := range all {
 			if ops.id(x) == id {
@@ -307,7 +314,11 @@ func adoptAfterConflict[T any](ctx context.Context, st *state.Store, err error, 
 		return zero, false
 	}
 	selector := cloud.Selector(cloud.WithoutClusterID(want))
-	list, lerr := ops.list(ctx, selector)
+	relist := ops.relist
+	if relist == nil {
+		relist = ops.list
+	}
+	list, lerr := relist(ctx, selector)
 	if lerr != nil {
 		return zero, false
 	}

@@ -15,9 +15,14 @@ import (
 // target over private IPs and TCP services on its ports; it returns the
 // create action to wait for (nil when it already existed).
 func (s *Pools) loadBalancer(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit, netw *hcloud.Network, lb lbSpec) (*hcloud.Action, error) {
-	svc := loadbalancer.New(&c.LoadBalancer, &c.Action, s.d.whileLocked)
-	_, acts, err := ensure(ctx, env, emit, s.Name(), lb.key, lb.labels, loadBalancerOps(svc, lbWant(env.Spec, lb, netw)))
+	_, acts, err := ensure(ctx, env, emit, s.Name(), lb.key, lb.labels, loadBalancerOps(s.d.loadBalancerService(c), lbWant(env.Spec, lb, netw)))
 	return firstAction(acts), err
+}
+
+// loadBalancerService reconciles load balancers through c, retrying while
+// one is locked.
+func (d *Deps) loadBalancerService(c *hcloud.Client) *loadbalancer.Service {
+	return loadbalancer.New(&c.LoadBalancer, &c.Action, d.whileLocked)
 }
 
 // lbWant is what the load balancer service reconciles towards.

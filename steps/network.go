@@ -113,7 +113,7 @@ func (s *Network) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error
 		Detail: fmt.Sprintf("%s in %s", sp.Network.CIDR, sp.Network.Zone)}
 	var n *hcloud.Network
 	if c := s.d.planClient(ctx, env, &p); c != nil {
-		svc, w := network.New(&c.Network, nil), networkWant(sp, env.State.ClusterID())
+		svc, w := network.New(&c.Network, &c.Action), networkWant(sp, env.State.ClusterID())
 		got, found, err := find(ctx, env.State, keyNetwork, w.Labels, networkLookup(svc))
 		if err != nil {
 			return p, err

@@ -11,7 +11,6 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
-	"github.com/ohmytalos/ohmytalos/internal/reconcile/loadbalancer"
 	"github.com/ohmytalos/ohmytalos/internal/reconcile/placementgroup"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/internal/state"
@@ -120,7 +119,7 @@ func (s *Pools) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error) 
 	for _, lb := range loadBalancerSpecs(sp, env.State.ClusterID()) {
 		item := engine.PlanItem{Kind: "load-balancer", Name: lb.name, Detail: lb.detail}
 		if err := add(item, lb.key, func() (engine.PlanItem, error) {
-			return planItem(ctx, env.State, lb.key, lb.labels, loadBalancerOps(loadbalancer.New(&c.LoadBalancer, nil, nil), lbWant(sp, lb, netw)), item)
+			return planItem(ctx, env.State, lb.key, lb.labels, loadBalancerOps(s.d.loadBalancerService(c), lbWant(sp, lb, netw)), item)
 		}); err != nil {
 			return p, err
 		}

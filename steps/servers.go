@@ -12,6 +12,7 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/reconcile/volume"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 )
 
@@ -206,7 +207,8 @@ func (s *Servers) create(ctx context.Context, c *hcloud.Client, env *engine.Env,
 
 func (s *Servers) volume(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit, n spec.Node, size int) (*hcloud.Volume, *hcloud.Action, error) {
 	labels := cloud.WithClusterID(cloud.ClusterLabels(env.Spec.Name, "volume", map[string]string{cloud.LabelNode: n.Name, cloud.LabelPool: n.Pool}), env.State.ClusterID())
-	vol, acts, err := ensure(ctx, env, emit, s.Name(), "volume/"+n.Name, labels, volumeOps(c, n, size, labels))
+	w := volume.Want{Node: n.Name, Size: size, Location: n.Location, Labels: labels}
+	vol, acts, err := ensure(ctx, env, emit, s.Name(), "volume/"+n.Name, labels, volumeOps(volume.New(&c.Volume, &c.Action), w))
 	return vol, firstAction(acts), err
 }
 

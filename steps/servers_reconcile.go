@@ -8,6 +8,7 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/reconcile/volume"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 )
 
@@ -50,13 +51,13 @@ func serverSelector(sp *spec.Spec, n spec.Node) map[string]string {
 // follow); another server type, location or placement group is reported,
 // as Hetzner changes them only on a powered-off server; a detached or
 // stopped server is listed, and attached and started by the phases that
-// follow. Lookups are served from idx first; netw may be nil (no network
-// yet) and create nil when only planning.
+// follow. Lookups are served from idx (a retried create's adoption asks
+// Hetzner); netw may be nil (no network yet) and create nil when only
+// planning.
 func (s *Servers) serverOps(c *hcloud.Client, env *engine.Env, n spec.Node, idx *serverIndex, netw *hcloud.Network,
 	create func(context.Context) (*hcloud.Server, []*hcloud.Action, error)) resourceOps[*hcloud.Server] {
 	sp := env.Spec
 	want := serverLabels(sp, env.State.ClusterID(), n)
-	listed := false
 	return resourceOps[*hcloud.Server]{
 		kind: "server",
 		get: func(ctx context.Context, id int64) (*hcloud.Server, error) {
@@ -66,11 +67,8 @@ func (s *Servers) serverOps(c *hcloud.Client, env *engine.Env, n spec.Node, idx 
 			sv, _, err := c.Server.GetByID(ctx, id)
 			return sv, err
 		},
-		list: func(ctx context.Context, sel string) ([]*hcloud.Server, error) {
-			if !listed {
-				listed = true
-				return idx.byNode[n.Name], nil
-			}
+		list: func(context.Context, string) ([]*hcloud.Server, error) { return idx.byNode[n.Name], nil },
+		relist: func(ctx context.Context, sel string) ([]*hcloud.Server, error) {
 			return c.Server.AllWithOpts(ctx, hcloud.ServerListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
 		},
 		create: create,
@@ -125,59 +123,41 @@ func (s *Servers) serverOps(c *hcloud.Client, env *engine.Env, n spec.Node, idx 
 	}
 }
 
-// volumeOps reconciles a node's data volume: labels, and a larger size
-// (Hetzner resizes volumes up only, in place); a smaller size or another
-// location needs a new volume. create returns its action.
-func volumeOps(c *hcloud.Client, n spec.Node, size int, labels map[string]string) resourceOps[*hcloud.Volume] {
+// volumeOps hands the volume service to ensure: labels, and a larger
+// size in place; a smaller size or another location needs a new volume.
+func volumeOps(svc *volume.Service, w volume.Want) resourceOps[*hcloud.Volume] {
 	return resourceOps[*hcloud.Volume]{
 		kind: "volume",
-		get: func(ctx context.Context, id int64) (*hcloud.Volume, error) {
-			v, _, err := c.Volume.GetByID(ctx, id)
-			return v, err
-		},
-		list: func(ctx context.Context, sel string) ([]*hcloud.Volume, error) {
-			return c.Volume.AllWithOpts(ctx, hcloud.VolumeListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
-		},
+		get:  svc.Get,
+		list: svc.List,
 		create: func(ctx context.Context) (*hcloud.Volume, []*hcloud.Action, error) {
-			r, _, err := c.Volume.Create(ctx, hcloud.VolumeCreateOpts{Name: n.Name + "-data", Size: size,
-				Location: &hcloud.Location{Name: n.Location}, Labels: labels})
-			if err != nil {
-				return nil, nil, fmt.Errorf("create volume for %s: %w", n.Name, err)
-			}
-			return r.Volume, []*hcloud.Action{r.Action}, nil
+			r, err := svc.Create(ctx, w)
+			return r.Volume, []*hcloud.Action{r.Action}, err
 		},
 		id:     func(v *hcloud.Volume) int64 { return v.ID },
 		name:   func(v *hcloud.Volume) string { return v.Name },
 		isNil:  func(v *hcloud.Volume) bool { return v == nil },
 		labels: func(v *hcloud.Volume) map[string]string { return v.Labels },
-		diff: func(v *hcloud.Volume) []engine.Change {
-			var out []engine.Change
-			if v.Size != size {
-				out = append(out, engine.Change{Field: "size", Old: fmt.Sprintf("%d GB", v.Size), New: fmt.Sprintf("%d GB", size), Replace: v.Size > size})
-			}
-			if v.Location != nil && v.Location.Name != n.Location {
-				out = append(out, engine.Change{Field: fieldLocation, Old: v.Location.Name, New: n.Location, Replace: true})
-			}
-			return append(out, labelsChange(v.Labels, labels)...)
-		},
-		update: func(ctx context.Context, v *hcloud.Volume, changes []engine.Change) (*hcloud.Volume, error) {
-			if has(changes, "size") {
-				a, _, err := c.Volume.Resize(ctx, v, size)
-				if err == nil {
-					err = c.Action.WaitFor(ctx, a)
-				}
-				if err != nil {
-					return v, fmt.Errorf("resize volume %s to %d GB: %w", v.Name, size, err)
-				}
-			}
-			if has(changes, fieldLabels) {
-				if _, _, err := c.Volume.Update(ctx, v, hcloud.VolumeUpdateOpts{Labels: mergedLabels(v.Labels, labels)}); err != nil {
-					return v, fmt.Errorf("set the labels of volume %s: %w", v.Name, err)
-				}
-			}
-			return v, nil
+		diff:   func(v *hcloud.Volume) []engine.Change { return volumeChanges(v, svc.Plan(v, w)) },
+		update: func(ctx context.Context, v *hcloud.Volume, _ []engine.Change) (*hcloud.Volume, error) {
+			return v, svc.Reconcile(ctx, v, w, svc.Plan(v, w))
 		},
 	}
+}
+
+// volumeChanges shows a volume diff for plan and events.
+func volumeChanges(v *hcloud.Volume, d volume.Diff) []engine.Change {
+	var out []engine.Change
+	if size := max(d.Grow, d.Shrink); size > 0 {
+		out = append(out, engine.Change{Field: "size", Old: fmt.Sprintf("%d GB", v.Size), New: fmt.Sprintf("%d GB", size), Replace: d.Shrink > 0})
+	}
+	if d.Location != "" {
+		out = append(out, engine.Change{Field: fieldLocation, Old: v.Location.Name, New: d.Location, Replace: true})
+	}
+	if !d.Labels.Empty() {
+		out = append(out, labelsDisplay(d.Labels))
+	}
+	return out
 }
 
 // movePlacementGroup puts a powered-off server into the placement group.

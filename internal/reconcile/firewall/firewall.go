@@ -27,11 +27,6 @@ type Client interface {
 	ApplyResources(ctx context.Context, fw *hcloud.Firewall, resources []hcloud.FirewallResource) ([]*hcloud.Action, *hcloud.Response, error)
 }
 
-// ActionWaiter waits for actions to finish (hcloud.IActionClient has it).
-type ActionWaiter interface {
-	WaitFor(ctx context.Context, actions ...*hcloud.Action) error
-}
-
 // Want is the firewall the spec needs.
 type Want struct {
 	Name     string
@@ -43,12 +38,12 @@ type Want struct {
 // Service reconciles a firewall.
 type Service struct {
 	client  Client
-	actions ActionWaiter
+	actions reconcile.ActionWaiter
 }
 
 // New returns a service over client; actions is used by Create and
 // Reconcile only.
-func New(client Client, actions ActionWaiter) *Service {
+func New(client Client, actions reconcile.ActionWaiter) *Service {
 	return &Service{client: client, actions: actions}
 }
 

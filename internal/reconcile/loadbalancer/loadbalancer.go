@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
+
+	"github.com/ohmytalos/ohmytalos/internal/reconcile"
 )
 
 // Client is the part of hcloud.ILoadBalancerClient the service uses.
@@ -27,11 +29,6 @@ type Client interface {
 	DeleteService(ctx context.Context, lb *hcloud.LoadBalancer, listenPort int) (*hcloud.Action, *hcloud.Response, error)
 	AddLabelSelectorTarget(ctx context.Context, lb *hcloud.LoadBalancer, opts hcloud.LoadBalancerAddLabelSelectorTargetOpts) (*hcloud.Action, *hcloud.Response, error)
 	RemoveLabelSelectorTarget(ctx context.Context, lb *hcloud.LoadBalancer, selector string) (*hcloud.Action, *hcloud.Response, error)
-}
-
-// ActionWaiter waits for actions to finish (hcloud.IActionClient has it).
-type ActionWaiter interface {
-	WaitFor(ctx context.Context, actions ...*hcloud.Action) error
 }
 
 // Retry calls fn again while it fails in a way worth retrying (such as
@@ -52,13 +49,13 @@ type Want struct {
 // Service reconciles load balancers.
 type Service struct {
 	client  Client
-	actions ActionWaiter
+	actions reconcile.ActionWaiter
 	retry   Retry
 }
 
 // New returns a service over client. actions and retry are only used by
 // Reconcile; retry nil calls once.
-func New(client Client, actions ActionWaiter, retry Retry) *Service {
+func New(client Client, actions reconcile.ActionWaiter, retry Retry) *Service {
 	return &Service{client: client, actions: actions, retry: retry}
 }
 

@@ -24,11 +24,6 @@ type Client interface {
 	AddSubnet(ctx context.Context, n *hcloud.Network, opts hcloud.NetworkAddSubnetOpts) (*hcloud.Action, *hcloud.Response, error)
 }
 
-// ActionWaiter waits for actions to finish (hcloud.IActionClient has it).
-type ActionWaiter interface {
-	WaitFor(ctx context.Context, actions ...*hcloud.Action) error
-}
-
 // Want is the network the spec needs.
 type Want struct {
 	Name    string
@@ -41,11 +36,11 @@ type Want struct {
 // Service reconciles a network.
 type Service struct {
 	client  Client
-	actions ActionWaiter
+	actions reconcile.ActionWaiter
 }
 
 // New returns a service over client; actions is used by Reconcile only.
-func New(client Client, actions ActionWaiter) *Service {
+func New(client Client, actions reconcile.ActionWaiter) *Service {
 	return &Service{client: client, actions: actions}
 }
 
