@@ -19,8 +19,7 @@ import (
 
 // Client is the part of hcloud.IFirewallClient the service uses.
 type Client interface {
-	GetByID(ctx context.Context, id int64) (*hcloud.Firewall, *hcloud.Response, error)
-	AllWithOpts(ctx context.Context, opts hcloud.FirewallListOpts) ([]*hcloud.Firewall, error)
+	reconcile.Lookup[*hcloud.Firewall, hcloud.FirewallListOpts]
 	Create(ctx context.Context, opts hcloud.FirewallCreateOpts) (hcloud.FirewallCreateResult, *hcloud.Response, error)
 	Update(ctx context.Context, fw *hcloud.Firewall, opts hcloud.FirewallUpdateOpts) (*hcloud.Firewall, *hcloud.Response, error)
 	SetRules(ctx context.Context, fw *hcloud.Firewall, opts hcloud.FirewallSetRulesOpts) ([]*hcloud.Action, *hcloud.Response, error)
@@ -37,6 +36,8 @@ type Want struct {
 
 // Service reconciles a firewall.
 type Service struct {
+	// Finder gives Get and List.
+	reconcile.Finder[*hcloud.Firewall, hcloud.FirewallListOpts]
 	client  Client
 	actions reconcile.ActionWaiter
 }
@@ -44,18 +45,7 @@ type Service struct {
 // New returns a service over client; actions is used by Create and
 // Reconcile only.
 func New(client Client, actions reconcile.ActionWaiter) *Service {
-	return &Service{client: client, actions: actions}
-}
-
-// Get returns the firewall with id, nil when it no longer exists.
-func (s *Service) Get(ctx context.Context, id int64) (*hcloud.Firewall, error) {
-	f, _, err := s.client.GetByID(ctx, id)
-	return f, err
-}
-
-// List returns the firewalls matching the label selector.
-func (s *Service) List(ctx context.Context, selector string) ([]*hcloud.Firewall, error) {
-	return s.client.AllWithOpts(ctx, hcloud.FirewallListOpts{ListOpts: hcloud.ListOpts{LabelSelector: selector}})
+	return &Service{Finder: reconcile.NewFinder(client, func(o hcloud.ListOpts) hcloud.FirewallListOpts { return hcloud.FirewallListOpts{ListOpts: o} }), client: client, actions: actions}
 }
 
 // rules is w's rules as sent: "rules": [] closes every port; null is refused.

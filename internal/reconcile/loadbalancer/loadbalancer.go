@@ -18,8 +18,7 @@ import (
 
 // Client is the part of hcloud.ILoadBalancerClient the service uses.
 type Client interface {
-	GetByID(ctx context.Context, id int64) (*hcloud.LoadBalancer, *hcloud.Response, error)
-	AllWithOpts(ctx context.Context, opts hcloud.LoadBalancerListOpts) ([]*hcloud.LoadBalancer, error)
+	reconcile.Lookup[*hcloud.LoadBalancer, hcloud.LoadBalancerListOpts]
 	Create(ctx context.Context, opts hcloud.LoadBalancerCreateOpts) (hcloud.LoadBalancerCreateResult, *hcloud.Response, error)
 	Update(ctx context.Context, lb *hcloud.LoadBalancer, opts hcloud.LoadBalancerUpdateOpts) (*hcloud.LoadBalancer, *hcloud.Response, error)
 	ChangeType(ctx context.Context, lb *hcloud.LoadBalancer, opts hcloud.LoadBalancerChangeTypeOpts) (*hcloud.Action, *hcloud.Response, error)
@@ -48,6 +47,8 @@ type Want struct {
 
 // Service reconciles load balancers.
 type Service struct {
+	// Finder gives Get and List.
+	reconcile.Finder[*hcloud.LoadBalancer, hcloud.LoadBalancerListOpts]
 	client  Client
 	actions reconcile.ActionWaiter
 	retry   Retry
@@ -56,18 +57,7 @@ type Service struct {
 // New returns a service over client. actions and retry are only used by
 // Reconcile; retry nil calls once.
 func New(client Client, actions reconcile.ActionWaiter, retry Retry) *Service {
-	return &Service{client: client, actions: actions, retry: retry}
-}
-
-// Get returns the load balancer with id, nil when it no longer exists.
-func (s *Service) Get(ctx context.Context, id int64) (*hcloud.LoadBalancer, error) {
-	lb, _, err := s.client.GetByID(ctx, id)
-	return lb, err
-}
-
-// List returns the load balancers matching the label selector.
-func (s *Service) List(ctx context.Context, selector string) ([]*hcloud.LoadBalancer, error) {
-	return s.client.AllWithOpts(ctx, hcloud.LoadBalancerListOpts{ListOpts: hcloud.ListOpts{LabelSelector: selector}})
+	return &Service{Finder: reconcile.NewFinder(client, func(o hcloud.ListOpts) hcloud.LoadBalancerListOpts { return hcloud.LoadBalancerListOpts{ListOpts: o} }), client: client, actions: actions, retry: retry}
 }
 
 // Created is a load balancer just created and the action that makes it

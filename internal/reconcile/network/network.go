@@ -17,8 +17,7 @@ import (
 
 // Client is the part of hcloud.INetworkClient the service uses.
 type Client interface {
-	GetByID(ctx context.Context, id int64) (*hcloud.Network, *hcloud.Response, error)
-	AllWithOpts(ctx context.Context, opts hcloud.NetworkListOpts) ([]*hcloud.Network, error)
+	reconcile.Lookup[*hcloud.Network, hcloud.NetworkListOpts]
 	Create(ctx context.Context, opts hcloud.NetworkCreateOpts) (*hcloud.Network, *hcloud.Response, error)
 	Update(ctx context.Context, n *hcloud.Network, opts hcloud.NetworkUpdateOpts) (*hcloud.Network, *hcloud.Response, error)
 	AddSubnet(ctx context.Context, n *hcloud.Network, opts hcloud.NetworkAddSubnetOpts) (*hcloud.Action, *hcloud.Response, error)
@@ -35,24 +34,15 @@ type Want struct {
 
 // Service reconciles a network.
 type Service struct {
+	// Finder gives Get and List.
+	reconcile.Finder[*hcloud.Network, hcloud.NetworkListOpts]
 	client  Client
 	actions reconcile.ActionWaiter
 }
 
 // New returns a service over client; actions is used by Reconcile only.
 func New(client Client, actions reconcile.ActionWaiter) *Service {
-	return &Service{client: client, actions: actions}
-}
-
-// Get returns the network with id, nil when it no longer exists.
-func (s *Service) Get(ctx context.Context, id int64) (*hcloud.Network, error) {
-	n, _, err := s.client.GetByID(ctx, id)
-	return n, err
-}
-
-// List returns the networks matching the label selector.
-func (s *Service) List(ctx context.Context, selector string) ([]*hcloud.Network, error) {
-	return s.client.AllWithOpts(ctx, hcloud.NetworkListOpts{ListOpts: hcloud.ListOpts{LabelSelector: selector}})
+	return &Service{Finder: reconcile.NewFinder(client, func(o hcloud.ListOpts) hcloud.NetworkListOpts { return hcloud.NetworkListOpts{ListOpts: o} }), client: client, actions: actions}
 }
 
 // Create creates the network w describes with all its subnets.

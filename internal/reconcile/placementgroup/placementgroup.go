@@ -16,8 +16,7 @@ import (
 
 // Client is the part of hcloud.IPlacementGroupClient the service uses.
 type Client interface {
-	GetByID(ctx context.Context, id int64) (*hcloud.PlacementGroup, *hcloud.Response, error)
-	AllWithOpts(ctx context.Context, opts hcloud.PlacementGroupListOpts) ([]*hcloud.PlacementGroup, error)
+	reconcile.Lookup[*hcloud.PlacementGroup, hcloud.PlacementGroupListOpts]
 	Create(ctx context.Context, opts hcloud.PlacementGroupCreateOpts) (hcloud.PlacementGroupCreateResult, *hcloud.Response, error)
 	Update(ctx context.Context, pg *hcloud.PlacementGroup, opts hcloud.PlacementGroupUpdateOpts) (*hcloud.PlacementGroup, *hcloud.Response, error)
 }
@@ -29,20 +28,17 @@ type Want struct {
 }
 
 // Service reconciles placement groups.
-type Service struct{ client Client }
-
-// New returns a service over client.
-func New(client Client) *Service { return &Service{client: client} }
-
-// Get returns the placement group with id, nil when it no longer exists.
-func (s *Service) Get(ctx context.Context, id int64) (*hcloud.PlacementGroup, error) {
-	pg, _, err := s.client.GetByID(ctx, id)
-	return pg, err
+type Service struct {
+	// Finder gives Get and List.
+	reconcile.Finder[*hcloud.PlacementGroup, hcloud.PlacementGroupListOpts]
+	client Client
 }
 
-// List returns the placement groups matching the label selector.
-func (s *Service) List(ctx context.Context, selector string) ([]*hcloud.PlacementGroup, error) {
-	return s.client.AllWithOpts(ctx, hcloud.PlacementGroupListOpts{ListOpts: hcloud.ListOpts{LabelSelector: selector}})
+// New returns a service over client.
+func New(client Client) *Service {
+	return &Service{Finder: reconcile.NewFinder(client, func(o hcloud.ListOpts) hcloud.PlacementGroupListOpts {
+		return hcloud.PlacementGroupListOpts{ListOpts: o}
+	}), client: client}
 }
 
 // Create creates the spread placement group w describes.

@@ -16,8 +16,7 @@ import (
 
 // Client is the part of hcloud.IVolumeClient the service uses.
 type Client interface {
-	GetByID(ctx context.Context, id int64) (*hcloud.Volume, *hcloud.Response, error)
-	AllWithOpts(ctx context.Context, opts hcloud.VolumeListOpts) ([]*hcloud.Volume, error)
+	reconcile.Lookup[*hcloud.Volume, hcloud.VolumeListOpts]
 	Create(ctx context.Context, opts hcloud.VolumeCreateOpts) (hcloud.VolumeCreateResult, *hcloud.Response, error)
 	Update(ctx context.Context, v *hcloud.Volume, opts hcloud.VolumeUpdateOpts) (*hcloud.Volume, *hcloud.Response, error)
 	Resize(ctx context.Context, v *hcloud.Volume, size int) (*hcloud.Action, *hcloud.Response, error)
@@ -33,24 +32,15 @@ type Want struct {
 
 // Service reconciles volumes.
 type Service struct {
+	// Finder gives Get and List.
+	reconcile.Finder[*hcloud.Volume, hcloud.VolumeListOpts]
 	client  Client
 	actions reconcile.ActionWaiter
 }
 
 // New returns a service over client; actions is used by Reconcile only.
 func New(client Client, actions reconcile.ActionWaiter) *Service {
-	return &Service{client: client, actions: actions}
-}
-
-// Get returns the volume with id, nil when it no longer exists.
-func (s *Service) Get(ctx context.Context, id int64) (*hcloud.Volume, error) {
-	v, _, err := s.client.GetByID(ctx, id)
-	return v, err
-}
-
-// List returns the volumes matching the label selector.
-func (s *Service) List(ctx context.Context, selector string) ([]*hcloud.Volume, error) {
-	return s.client.AllWithOpts(ctx, hcloud.VolumeListOpts{ListOpts: hcloud.ListOpts{LabelSelector: selector}})
+	return &Service{Finder: reconcile.NewFinder(client, func(o hcloud.ListOpts) hcloud.VolumeListOpts { return hcloud.VolumeListOpts{ListOpts: o} }), client: client, actions: actions}
 }
 
 // Created is a volume just created and the action that makes it ready.
