@@ -270,16 +270,6 @@ func changeList(changes []engine.Change) string {
 	return strings.Join(parts, "; ")
 }
 
-// has reports whether changes include the field.
-func has(changes []engine.Change, field string) bool {
-	for _, c := range changes {
-		if c.Field == field {
-			return true
-		}
-	}
-	return false
-}
-
 // Field names of the changes the reconcile functions compare.
 const (
 	fieldLabels = "labels"

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/reconcile/server"
 	"github.com/ohmytalos/ohmytalos/internal/reconcile/volume"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 )
@@ -231,14 +232,7 @@ func (s *Servers) wait(ctx context.Context, c *hcloud.Client, emit engine.Emit, 
 	}, acts...)
 }
 
-func attachedTo(sv *hcloud.Server, netw *hcloud.Network) bool {
-	for _, pn := range sv.PrivateNet {
-		if pn.Network != nil && pn.Network.ID == netw.ID {
-			return true
-		}
-	}
-	return false
-}
+func attachedTo(sv *hcloud.Server, netw *hcloud.Network) bool { return server.AttachedTo(sv, netw) }
 
 func (s *Servers) attach(ctx context.Context, c *hcloud.Client, emit engine.Emit, nodes []spec.Node, servers []*hcloud.Server, netw *hcloud.Network) error {
 	return s.everyServer(ctx, c, emit, nodes, "attach", func(ctx context.Context, i int) (*hcloud.Action, string, error) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/reconcile/server"
 	"github.com/ohmytalos/ohmytalos/internal/reconcile/volume"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 )
@@ -56,8 +57,7 @@ func serverSelector(sp *spec.Spec, n spec.Node) map[string]string {
 // planning.
 func (s *Servers) serverOps(c *hcloud.Client, env *engine.Env, n spec.Node, idx *serverIndex, netw *hcloud.Network,
 	create func(context.Context) (*hcloud.Server, []*hcloud.Action, error)) resourceOps[*hcloud.Server] {
-	sp := env.Spec
-	want := serverLabels(sp, env.State.ClusterID(), n)
+	svc := server.New(&c.Server, &c.Action, s.d.whileLocked)
 	return resourceOps[*hcloud.Server]{
 		kind: "server",
 		get: func(ctx context.Context, id int64) (*hcloud.Server, error) {
@@ -78,49 +78,56 @@ func (s *Servers) serverOps(c *hcloud.Client, env *engine.Env, n spec.Node, idx 
 		labels: func(sv *hcloud.Server) map[string]string { return sv.Labels },
 		detail: func(*hcloud.Server) string { return fmt.Sprintf("%s in %s", n.ServerType, n.Location) },
 		diff: func(sv *hcloud.Server) []engine.Change {
-			var out []engine.Change
-			if sv.ServerType != nil && sv.ServerType.Name != n.ServerType {
-				out = append(out, engine.Change{Field: fieldServerType, Old: sv.ServerType.Name, New: n.ServerType, Replace: true})
-			}
-			if sv.Location != nil && sv.Location.Name != n.Location {
-				out = append(out, engine.Change{Field: fieldLocation, Old: sv.Location.Name, New: n.Location, Replace: true})
-			}
-			pgKey, pgName, _ := placementGroup(sp.Name, n.Pool, n.Index)
-			if pg, ok := env.State.Resource(pgKey); ok && (sv.PlacementGroup == nil || sv.PlacementGroup.ID != pg.ID) {
-				old := ""
-				if sv.PlacementGroup != nil {
-					old = sv.PlacementGroup.Name
-				}
-				// Hetzner moves only a powered-off server between groups
-				// (add_to_placement_group, remove_from_placement_group).
-				out = append(out, engine.Change{Field: fieldPlacementGroup, Old: old, New: pgName, Replace: sv.Status != hcloud.ServerStatusOff})
-			}
-			if netw != nil && !attachedTo(sv, netw) {
-				out = append(out, engine.Change{Field: fieldNetwork, New: netw.Name + " at " + n.PrivateIP})
-			}
-			if sv.Status != hcloud.ServerStatusRunning && sv.Status != hcloud.ServerStatusStarting {
-				out = append(out, engine.Change{Field: fieldStatus, Old: string(sv.Status), New: string(hcloud.ServerStatusRunning)})
-			}
-			return append(out, labelsChange(sv.Labels, want, cloud.LabelIngress)...)
+			w := s.serverWant(env, n, netw)
+			return serverChanges(sv, w, n, svc.Plan(sv, w))
 		},
-		update: func(ctx context.Context, sv *hcloud.Server, changes []engine.Change) (*hcloud.Server, error) {
-			if has(changes, fieldPlacementGroup) {
-				pgKey, _, _ := placementGroup(sp.Name, n.Pool, n.Index)
-				pg, _ := env.State.Resource(pgKey)
-				if err := s.movePlacementGroup(ctx, c, sv, pg.ID); err != nil {
-					return sv, err
-				}
-			}
-			if !has(changes, fieldLabels) {
-				return sv, nil
-			}
-			got, _, err := c.Server.Update(ctx, sv, hcloud.ServerUpdateOpts{Labels: mergedLabels(sv.Labels, want, cloud.LabelIngress)})
-			if err != nil {
-				return sv, fmt.Errorf("set the labels of server %s: %w", sv.Name, err)
-			}
-			return got, nil
+		update: func(ctx context.Context, sv *hcloud.Server, _ []engine.Change) (*hcloud.Server, error) {
+			w := s.serverWant(env, n, netw)
+			return svc.Reconcile(ctx, sv, w, svc.Plan(sv, w))
 		},
 	}
+}
+
+// serverWant is the server the spec wants for node n, in its placement
+// group as the state records it.
+func (s *Servers) serverWant(env *engine.Env, n spec.Node, netw *hcloud.Network) server.Want {
+	w := server.Want{ServerType: n.ServerType, Location: n.Location, Network: netw,
+		Labels: serverLabels(env.Spec, env.State.ClusterID(), n), Owned: []string{cloud.LabelIngress}}
+	pgKey, pgName, _ := placementGroup(env.Spec.Name, n.Pool, n.Index)
+	if pg, ok := env.State.Resource(pgKey); ok {
+		w.PlacementGroup = &hcloud.PlacementGroup{ID: pg.ID, Name: pgName}
+	}
+	return w
+}
+
+// serverChanges shows a server diff for plan and events.
+func serverChanges(sv *hcloud.Server, w server.Want, n spec.Node, d server.Diff) []engine.Change {
+	var out []engine.Change
+	if d.ServerType != "" {
+		out = append(out, engine.Change{Field: fieldServerType, Old: sv.ServerType.Name, New: d.ServerType, Replace: true})
+	}
+	if d.Location != "" {
+		out = append(out, engine.Change{Field: fieldLocation, Old: sv.Location.Name, New: d.Location, Replace: true})
+	}
+	if d.PlacementGroup != nil {
+		old := ""
+		if sv.PlacementGroup != nil {
+			old = sv.PlacementGroup.Name
+		}
+		// Hetzner moves only a powered-off server between groups
+		// (add_to_placement_group, remove_from_placement_group).
+		out = append(out, engine.Change{Field: fieldPlacementGroup, Old: old, New: d.PlacementGroup.Name, Replace: !d.MoveInPlace})
+	}
+	if d.Detached {
+		out = append(out, engine.Change{Field: fieldNetwork, New: w.Network.Name + " at " + n.PrivateIP})
+	}
+	if d.Stopped {
+		out = append(out, engine.Change{Field: fieldStatus, Old: string(sv.Status), New: string(hcloud.ServerStatusRunning)})
+	}
+	if !d.Labels.Empty() {
+		out = append(out, labelsDisplay(d.Labels))
+	}
+	return out
 }
 
 // volumeOps hands the volume service to ensure: labels, and a larger
@@ -158,32 +165,4 @@ func volumeChanges(v *hcloud.Volume, d volume.Diff) []engine.Change {
 		out = append(out, labelsDisplay(d.Labels))
 	}
 	return out
-}
-
-// movePlacementGroup puts a powered-off server into the placement group.
-func (s *Servers) movePlacementGroup(ctx context.Context, c *hcloud.Client, sv *hcloud.Server, pgID int64) error {
-	step := func(what string, call func() (*hcloud.Action, *hcloud.Response, error)) error {
-		var a *hcloud.Action
-		err := s.d.whileLocked(ctx, func() (err error) {
-			a, _, err = call()
-			return err
-		})
-		if err == nil {
-			err = c.Action.WaitFor(ctx, a)
-		}
-		if err != nil {
-			return fmt.Errorf("%s server %s: %w", what, sv.Name, err)
-		}
-		return nil
-	}
-	if sv.PlacementGroup != nil {
-		if err := step("remove from its placement group", func() (*hcloud.Action, *hcloud.Response, error) {
-			return c.Server.RemoveFromPlacementGroup(ctx, sv)
-		}); err != nil {
-			return err
-		}
-	}
-	return step("add to its placement group", func() (*hcloud.Action, *hcloud.Response, error) {
-		return c.Server.AddToPlacementGroup(ctx, sv, &hcloud.PlacementGroup{ID: pgID})
-	})
 }

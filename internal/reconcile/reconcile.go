@@ -49,3 +49,27 @@ func (f Finder[T, O]) Get(ctx context.Context, id int64) (T, error) {
 func (f Finder[T, O]) List(ctx context.Context, selector string) ([]T, error) {
 	return f.lookup.AllWithOpts(ctx, f.opts(hcloud.ListOpts{LabelSelector: selector}))
 }
+
+// Retry calls fn again while it fails in a way worth retrying (such as
+// Hetzner's "locked" while another action runs on the resource).
+type Retry func(ctx context.Context, fn func() error) error
+
+// Act makes one call that starts an action, again while retry says so
+// (nil: once), and waits for the action.
+func Act(ctx context.Context, retry Retry, actions ActionWaiter, call func() (*hcloud.Action, error)) error {
+	var a *hcloud.Action
+	once := func() (err error) {
+		a, err = call()
+		return err
+	}
+	var err error
+	if retry != nil {
+		err = retry(ctx, once)
+	} else {
+		err = once()
+	}
+	if err == nil && a != nil {
+		err = actions.WaitFor(ctx, a)
+	}
+	return err
+}

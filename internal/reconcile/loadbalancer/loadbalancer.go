@@ -30,10 +30,6 @@ type Client interface {
 	RemoveLabelSelectorTarget(ctx context.Context, lb *hcloud.LoadBalancer, selector string) (*hcloud.Action, *hcloud.Response, error)
 }
 
-// Retry calls fn again while it fails in a way worth retrying (such as
-// Hetzner's "locked" while another action runs on the load balancer).
-type Retry func(ctx context.Context, fn func() error) error
-
 // Want is the load balancer the spec needs.
 type Want struct {
 	Name     string
@@ -51,12 +47,12 @@ type Service struct {
 	reconcile.Finder[*hcloud.LoadBalancer, hcloud.LoadBalancerListOpts]
 	client  Client
 	actions reconcile.ActionWaiter
-	retry   Retry
+	retry   reconcile.Retry
 }
 
 // New returns a service over client. actions and retry are only used by
 // Reconcile; retry nil calls once.
-func New(client Client, actions reconcile.ActionWaiter, retry Retry) *Service {
+func New(client Client, actions reconcile.ActionWaiter, retry reconcile.Retry) *Service {
 	return &Service{Finder: reconcile.NewFinder(client, func(o hcloud.ListOpts) hcloud.LoadBalancerListOpts { return hcloud.LoadBalancerListOpts{ListOpts: o} }), client: client, actions: actions, retry: retry}
 }
 

@@ -46,21 +46,7 @@ func (s *Service) Reconcile(ctx context.Context, lb *hcloud.LoadBalancer, w Want
 // do makes one call (again while the load balancer is locked) and waits
 // for its action.
 func (s *Service) do(ctx context.Context, lb *hcloud.LoadBalancer, what string, call func() (*hcloud.Action, error)) error {
-	var a *hcloud.Action
-	once := func() (err error) {
-		a, err = call()
-		return err
-	}
-	var err error
-	if s.retry != nil {
-		err = s.retry(ctx, once)
-	} else {
-		err = once()
-	}
-	if err == nil && a != nil {
-		err = s.actions.WaitFor(ctx, a)
-	}
-	if err != nil {
+	if err := reconcile.Act(ctx, s.retry, s.actions, call); err != nil {
 		return fmt.Errorf("%s of load balancer %s: %w", what, lb.Name, err)
 	}
 	return nil
