@@ -3,14 +3,13 @@ package steps
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/reconcile"
 	"github.com/ohmytalos/ohmytalos/internal/state"
 )
 
@@ -23,10 +22,16 @@ import (
 // create response), then compare with the spec and update in place what
 // Hetzner can change, reporting what it cannot.
 type resourceOps[T any] struct {
-	kind   string
-	get    func(ctx context.Context, id int64) (T, error) // zero T when it no longer exists
-	list   func(ctx context.Context, selector string) ([]T, error)
-	create func(ctx context.Context) (T, error)
+	kind string
+	get  func(ctx context.Context, id int64) (T, error) // zero T when it no longer exists
+	list func(ctx context.Context, selector string) ([]T, error)
+	// relist asks Hetzner itself when list is served from an earlier
+	// listing (see prefetched): after a create whose response was lost,
+	// only a fresh list shows what it made. nil: list asks Hetzner.
+	relist func(ctx context.Context, selector string) ([]T, error)
+	// create makes the resource and returns the actions that make it
+	// ready, for the caller to wait for (none when create waited).
+	create func(ctx context.Context) (T, []*hcloud.Action, error)
 	id     func(T) int64
 	name   func(T) string
 	isNil  func(T) bool
@@ -91,23 +96,25 @@ func oneOwned[T any](st *state.Store, list []T, selector string, ops resourceOps
 // ensure reconciles one resource: it finds it (find), else creates it,
 // checkpoints its ID, then updates in place what differs from the spec.
 // Changes Hetzner cannot make in place are reported as a warning and the
-// resource is left as it is.
-func ensure[T any](ctx context.Context, env *engine.Env, emit engine.Emit, step engine.StepName, key string, want map[string]string, ops resourceOps[T]) (T, bool, error) {
+// resource is left as it is. The actions are a create's pending ones
+// (none when the resource was found, or create waited for them).
+func ensure[T any](ctx context.Context, env *engine.Env, emit engine.Emit, step engine.StepName, key string, want map[string]string, ops resourceOps[T]) (T, []*hcloud.Action, error) {
 	var zero T
 	got, found, err := find(ctx, env.State, key, want, ops)
 	if err != nil {
-		return zero, false, err
+		return zero, nil, err
 	}
+	var actions []*hcloud.Action
 	if !found {
-		got, err = ops.create(ctx)
+		got, actions, err = ops.create(ctx)
 		if err != nil {
 			// A create whose response was lost (and retried by hcloud-go)
 			// made the resource: adopt it by its labels.
 			adopted, ok := adoptAfterConflict(ctx, env.State, err, ops, want)
 			if !ok {
-				return zero, false, limitHint(ops.kind, err)
+				return zero, nil, limitHint(ops.kind, err)
 			}
-			got = adopted
+			got, actions = adopted, nil
 		}
 	}
 	rec := state.Resource{Kind: ops.kind, ID: ops.id(got), Name: ops.name(got), Step: string(step)}
@@ -115,7 +122,7 @@ func ensure[T any](ctx context.Context, env *engine.Env, emit engine.Emit, step 
 		rec.Attrs = prev.Attrs // such as a load balancer's pending create action
 	}
 	if err := env.State.PutResource(key, rec); err != nil {
-		return zero, !found, err
+		return zero, actions, err
 	}
 	res := ops.kind + "/" + ops.name(got)
 	if !found {
@@ -124,14 +131,14 @@ func ensure[T any](ctx context.Context, env *engine.Env, emit engine.Emit, step 
 			ev.Message = ops.detail(got)
 		}
 		emit(ev)
-		return got, true, nil
+		return got, actions, nil
 	}
-	got, err = reconcile(ctx, emit, res, got, ops)
-	return got, false, err
+	got, err = updateFound(ctx, emit, res, got, ops)
+	return got, nil, err
 }
 
-// reconcile compares a found resource with the spec and updates it.
-func reconcile[T any](ctx context.Context, emit engine.Emit, res string, got T, ops resourceOps[T]) (T, error) {
+// updateFound compares a found resource with the spec and updates it.
+func updateFound[T any](ctx context.Context, emit engine.Emit, res string, got T, ops resourceOps[T]) (T, error) {
 	var changes []engine.Change
 	if ops.diff != nil {
 		changes = ops.diff(got)
@@ -153,6 +160,14 @@ func reconcile[T any](ctx context.Context, emit engine.Emit, res string, got T, 
 		emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionReuse, Resource: res, ID: ops.id(got)})
 	}
 	return got, nil
+}
+
+// firstAction is the one pending action of a create, nil when none.
+func firstAction(acts []*hcloud.Action) *hcloud.Action {
+	if len(acts) == 0 {
+		return nil
+	}
+	return acts[0]
 }
 
 // limitFields name the spec's limit of each kind a create can exceed.
@@ -178,6 +193,9 @@ func limitHint(kind string, err error) error {
 // changed by hand) is still asked for, as apply would.
 func prefetched[T any](ops resourceOps[T], all []T, labels func(T) map[string]string) resourceOps[T] {
 	get := ops.get
+	if ops.relist == nil {
+		ops.relist = ops.list
+	}
 	ops.get = func(ctx context.Context, id int64) (T, error) {
 		for _, x := range all {
 			if ops.id(x) == id {
@@ -252,71 +270,29 @@ func changeList(changes []engine.Change) string {
 	return strings.Join(parts, "; ")
 }
 
-// has reports whether changes include the field.
-func has(changes []engine.Change, field string) bool {
-	for _, c := range changes {
-		if c.Field == field {
-			return true
-		}
-	}
-	return false
-}
-
 // Field names of the changes the reconcile functions compare.
 const (
 	fieldLabels = "labels"
 )
 
-// labelsChange reports the labels ohmytalos sets that a resource lacks or
-// has with another value, and the owned labels it has that the spec no
-// longer wants; labels someone else added are kept.
+// labelsChange shows reconcile.DiffLabels as a change of the labels
+// field (the live and wanted values of the labels that differ).
 func labelsChange(have, want map[string]string, owned ...string) []engine.Change {
-	var missing []string
-	for k, v := range want {
-		if cur, ok := have[k]; !ok || cur != v {
-			missing = append(missing, k)
-		}
-	}
-	for _, k := range owned {
-		if _, wanted := want[k]; !wanted {
-			if _, ok := have[k]; ok {
-				missing = append(missing, k)
-			}
-		}
-	}
-	slices.Sort(missing)
-	if len(missing) == 0 {
+	d := reconcile.DiffLabels(have, want, owned...)
+	if d.Empty() {
 		return nil
 	}
-	sub := map[string]string{}
-	for _, k := range missing {
-		if v, ok := have[k]; ok {
-			sub[k] = v
-		}
-	}
-	wantSub := map[string]string{}
-	for _, k := range missing {
-		if v, ok := want[k]; ok {
-			wantSub[k] = v
-		}
-	}
-	return []engine.Change{{Field: fieldLabels, Old: cloud.Selector(sub), New: cloud.Selector(wantSub)}}
+	return []engine.Change{labelsDisplay(d)}
 }
 
-// mergedLabels is have with want's labels set and the owned labels want
-// lacks removed.
+// labelsDisplay renders a label diff for display.
+func labelsDisplay(d reconcile.LabelDiff) engine.Change {
+	return engine.Change{Field: fieldLabels, Old: cloud.Selector(d.Have), New: cloud.Selector(d.Want)}
+}
+
+// mergedLabels is reconcile.MergeLabels.
 func mergedLabels(have, want map[string]string, owned ...string) map[string]string {
-	out := maps.Clone(have)
-	if out == nil {
-		out = map[string]string{}
-	}
-	maps.Copy(out, want)
-	for _, k := range owned {
-		if _, ok := want[k]; !ok {
-			delete(out, k)
-		}
-	}
-	return out
+	return reconcile.MergeLabels(have, want, owned...)
 }
 
 // adoptAfterConflict returns the one resource matching want (with this
@@ -328,7 +304,11 @@ func adoptAfterConflict[T any](ctx context.Context, st *state.Store, err error, 
 		return zero, false
 	}
 	selector := cloud.Selector(cloud.WithoutClusterID(want))
-	list, lerr := ops.list(ctx, selector)
+	relist := ops.relist
+	if relist == nil {
+		relist = ops.list
+	}
+	list, lerr := relist(ctx, selector)
 	if lerr != nil {
 		return zero, false
 	}

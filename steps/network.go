@@ -3,13 +3,13 @@ package steps
 import (
 	"context"
 	"fmt"
-	"net"
 	"strings"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/reconcile/network"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/internal/state"
 )
@@ -39,16 +39,11 @@ func subnets(s *spec.Spec) []string {
 }
 
 // networkLookup finds the cluster network (by stored ID, then labels).
-func networkLookup(c *hcloud.Client) resourceOps[*hcloud.Network] {
+func networkLookup(svc *network.Service) resourceOps[*hcloud.Network] {
 	return resourceOps[*hcloud.Network]{
-		kind: "network",
-		get: func(ctx context.Context, id int64) (*hcloud.Network, error) {
-			n, _, err := c.Network.GetByID(ctx, id)
-			return n, err
-		},
-		list: func(ctx context.Context, sel string) ([]*hcloud.Network, error) {
-			return c.Network.AllWithOpts(ctx, hcloud.NetworkListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
-		},
+		kind:   "network",
+		get:    svc.Get,
+		list:   svc.List,
 		id:     func(n *hcloud.Network) int64 { return n.ID },
 		name:   func(n *hcloud.Network) string { return n.Name },
 		isNil:  func(n *hcloud.Network) bool { return n == nil },
@@ -59,7 +54,7 @@ func networkLookup(c *hcloud.Client) resourceOps[*hcloud.Network] {
 // findNetwork looks the network up by stored ID, then by labels; nil when
 // there is none.
 func findNetwork(ctx context.Context, c *hcloud.Client, st *state.Store, name string) (*hcloud.Network, error) {
-	n, _, err := find(ctx, st, keyNetwork, networkLabels(name, st.ClusterID()), networkLookup(c))
+	n, _, err := find(ctx, st, keyNetwork, networkLabels(name, st.ClusterID()), networkLookup(network.New(&c.Network, &c.Action)))
 	return n, err
 }
 
@@ -69,101 +64,44 @@ const (
 	fieldSubnets = "subnets"
 )
 
-// networkOps reconciles the network: labels and missing subnets in place;
-// another IP range needs a new network.
-func networkOps(c *hcloud.Client, sp *spec.Spec, id string) resourceOps[*hcloud.Network] {
-	ops := networkLookup(c)
-	labels := networkLabels(sp.Name, id)
-	want := subnets(sp)
-	ops.create = func(ctx context.Context) (*hcloud.Network, error) {
-		_, rng, err := net.ParseCIDR(sp.Network.CIDR)
-		if err != nil {
-			return nil, fmt.Errorf("network.cidr: %w", err)
-		}
-		opts := hcloud.NetworkCreateOpts{Name: sp.Name, IPRange: rng, Labels: labels}
-		for _, sn := range want {
-			sub, err := cloudSubnet(sp, sn)
-			if err != nil {
-				return nil, err
-			}
-			opts.Subnets = append(opts.Subnets, sub)
-		}
-		n, _, err := c.Network.Create(ctx, opts)
-		if err != nil {
-			return nil, fmt.Errorf("create network %s: %w", sp.Name, err)
-		}
-		return n, nil
+// networkWant is the network the spec needs.
+func networkWant(sp *spec.Spec, id string) network.Want {
+	return network.Want{Name: sp.Name, Labels: networkLabels(sp.Name, id), IPRange: sp.Network.CIDR, Zone: sp.Network.Zone, Subnets: subnets(sp)}
+}
+
+// networkOps hands the network service to ensure: labels and missing
+// subnets in place; another IP range needs a new network.
+func networkOps(svc *network.Service, w network.Want) resourceOps[*hcloud.Network] {
+	ops := networkLookup(svc)
+	ops.create = func(ctx context.Context) (*hcloud.Network, []*hcloud.Action, error) {
+		n, err := svc.Create(ctx, w)
+		return n, nil, err
 	}
-	ops.detail = func(*hcloud.Network) string { return fmt.Sprintf("%s with %d subnets", sp.Network.CIDR, len(want)) }
-	ops.diff = func(n *hcloud.Network) []engine.Change {
-		var out []engine.Change
-		if have := ipString(n.IPRange); have != sp.Network.CIDR {
-			out = append(out, engine.Change{Field: fieldIPRange, Old: have, New: sp.Network.CIDR, Replace: true})
-		}
-		var have, missing []string
-		for _, sn := range n.Subnets {
-			have = append(have, ipString(sn.IPRange))
-		}
-		for _, sn := range want {
-			if !hasSubnet(n, sn) {
-				missing = append(missing, sn)
-			}
-		}
-		if len(missing) > 0 {
-			out = append(out, engine.Change{Field: fieldSubnets, Old: strings.Join(have, ", "), New: strings.Join(append(have, missing...), ", ")})
-		}
-		return append(out, labelsChange(n.Labels, labels)...)
-	}
-	ops.update = func(ctx context.Context, n *hcloud.Network, changes []engine.Change) (*hcloud.Network, error) {
-		if has(changes, fieldLabels) {
-			if _, _, err := c.Network.Update(ctx, n, hcloud.NetworkUpdateOpts{Labels: mergedLabels(n.Labels, labels)}); err != nil {
-				return n, fmt.Errorf("set the labels of network %s: %w", n.Name, err)
-			}
-		}
-		for _, sn := range want {
-			if hasSubnet(n, sn) {
-				continue
-			}
-			sub, err := cloudSubnet(sp, sn)
-			if err != nil {
-				return n, err
-			}
-			a, _, err := c.Network.AddSubnet(ctx, n, hcloud.NetworkAddSubnetOpts{Subnet: sub})
-			if err != nil {
-				return n, fmt.Errorf("add subnet %s to network %s: %w", sn, n.Name, err)
-			}
-			if err := c.Action.WaitFor(ctx, a); err != nil {
-				return n, fmt.Errorf("add subnet %s: %w", sn, err)
-			}
-			n.Subnets = append(n.Subnets, sub)
-		}
-		return n, nil
+	ops.detail = func(*hcloud.Network) string { return fmt.Sprintf("%s with %d subnets", w.IPRange, len(w.Subnets)) }
+	ops.diff = func(n *hcloud.Network) []engine.Change { return networkChanges(n, w, svc.Plan(n, w)) }
+	ops.update = func(ctx context.Context, n *hcloud.Network, _ []engine.Change) (*hcloud.Network, error) {
+		return n, svc.Reconcile(ctx, n, w, svc.Plan(n, w))
 	}
 	return ops
 }
 
-func cloudSubnet(sp *spec.Spec, cidr string) (hcloud.NetworkSubnet, error) {
-	_, r, err := net.ParseCIDR(cidr)
-	if err != nil {
-		return hcloud.NetworkSubnet{}, fmt.Errorf("subnet %s: %w", cidr, err)
+// networkChanges shows a network diff for plan and events.
+func networkChanges(n *hcloud.Network, w network.Want, d network.Diff) []engine.Change {
+	var out []engine.Change
+	if d.IPRange != "" {
+		out = append(out, engine.Change{Field: fieldIPRange, Old: network.IPString(n.IPRange), New: d.IPRange, Replace: true})
 	}
-	return hcloud.NetworkSubnet{Type: hcloud.NetworkSubnetTypeCloud, IPRange: r, NetworkZone: hcloud.NetworkZone(sp.Network.Zone)}, nil
-}
-
-func ipString(n *net.IPNet) string {
-	if n == nil {
-		return ""
-	}
-	return n.String()
-}
-
-func hasSubnet(n *hcloud.Network, cidr string) bool {
-	for _, sn := range n.Subnets {
-		if sn.IPRange != nil && sn.IPRange.String() == cidr {
-			return true
+	if len(d.Subnets) > 0 {
+		var have []string
+		for _, sn := range n.Subnets {
+			have = append(have, network.IPString(sn.IPRange))
 		}
+		out = append(out, engine.Change{Field: fieldSubnets, Old: strings.Join(have, ", "), New: strings.Join(append(have, d.Subnets...), ", ")})
 	}
-	return false
+	if !d.Labels.Empty() {
+		out = append(out, labelsDisplay(d.Labels))
+	}
+	return out
 }
 
 // Plan implements engine.Step. Subnets are items of their own: apply
@@ -175,18 +113,16 @@ func (s *Network) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error
 		Detail: fmt.Sprintf("%s in %s", sp.Network.CIDR, sp.Network.Zone)}
 	var n *hcloud.Network
 	if c := s.d.planClient(ctx, env, &p); c != nil {
-		ops := networkOps(c, sp, env.State.ClusterID())
-		got, found, err := find(ctx, env.State, keyNetwork, networkLabels(sp.Name, env.State.ClusterID()), ops)
+		svc, w := network.New(&c.Network, &c.Action), networkWant(sp, env.State.ClusterID())
+		got, found, err := find(ctx, env.State, keyNetwork, w.Labels, networkLookup(svc))
 		if err != nil {
 			return p, err
 		}
 		if found {
 			n = got
-			for _, ch := range ops.diff(got) {
-				if ch.Field != fieldSubnets {
-					item.Changes = append(item.Changes, ch)
-				}
-			}
+			d := svc.Plan(got, w)
+			d.Subnets = nil // subnets are items of their own
+			item.Changes = networkChanges(got, w, d)
 		}
 		item.Action = planAction(found, item.Changes)
 	}
@@ -199,7 +135,7 @@ func (s *Network) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error
 	}
 	for _, sn := range subnets(sp) {
 		a := engine.ActionCreate
-		if (n != nil && hasSubnet(n, sn)) || (n == nil && item.Action != engine.ActionCreate && recorded[sn]) {
+		if (n != nil && network.HasSubnet(n, sn)) || (n == nil && item.Action != engine.ActionCreate && recorded[sn]) {
 			a = engine.ActionReuse
 		}
 		p.Items = append(p.Items, engine.PlanItem{Action: a, Kind: "subnet", Name: sn})
@@ -218,7 +154,8 @@ func (s *Network) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) 
 	if err != nil {
 		return err
 	}
-	n, _, err := ensure(ctx, env, emit, s.Name(), keyNetwork, networkLabels(sp.Name, id), networkOps(c, sp, id))
+	w := networkWant(sp, id)
+	n, _, err := ensure(ctx, env, emit, s.Name(), keyNetwork, w.Labels, networkOps(network.New(&c.Network, &c.Action), w))
 	if err != nil {
 		return err
 	}

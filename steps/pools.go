@@ -11,6 +11,7 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/reconcile/placementgroup"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/internal/state"
 )
@@ -118,7 +119,7 @@ func (s *Pools) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error) 
 	for _, lb := range loadBalancerSpecs(sp, env.State.ClusterID()) {
 		item := engine.PlanItem{Kind: "load-balancer", Name: lb.name, Detail: lb.detail}
 		if err := add(item, lb.key, func() (engine.PlanItem, error) {
-			return planItem(ctx, env.State, lb.key, lb.labels, loadBalancerOps(c, sp, lb, netw, nil, nil), item)
+			return planItem(ctx, env.State, lb.key, lb.labels, loadBalancerOps(s.d.loadBalancerService(c), lbWant(sp, lb, netw)), item)
 		}); err != nil {
 			return p, err
 		}
@@ -258,44 +259,39 @@ func (s *Pools) placementGroup(ctx context.Context, c *hcloud.Client, env *engin
 	return pg, err
 }
 
-// placementGroupOps reconciles a spread placement group: labels in place;
-// another type needs a new group.
+// placementGroupOps hands the placement group service to ensure and
+// planItem: labels in place; another type needs a new group.
 func placementGroupOps(c *hcloud.Client, g pgSpec) resourceOps[*hcloud.PlacementGroup] {
+	svc, w := placementgroup.New(&c.PlacementGroup), placementgroup.Want{Name: g.name, Labels: g.labels}
 	return resourceOps[*hcloud.PlacementGroup]{
 		kind: "placement-group",
-		get: func(ctx context.Context, id int64) (*hcloud.PlacementGroup, error) {
-			pg, _, err := c.PlacementGroup.GetByID(ctx, id)
-			return pg, err
-		},
-		list: func(ctx context.Context, sel string) ([]*hcloud.PlacementGroup, error) {
-			return c.PlacementGroup.AllWithOpts(ctx, hcloud.PlacementGroupListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
-		},
-		create: func(ctx context.Context) (*hcloud.PlacementGroup, error) {
-			r, _, err := c.PlacementGroup.Create(ctx, hcloud.PlacementGroupCreateOpts{Name: g.name, Labels: g.labels, Type: hcloud.PlacementGroupTypeSpread})
-			if err != nil {
-				return nil, fmt.Errorf("create placement group %s: %w", g.name, err)
-			}
-			return r.PlacementGroup, nil
+		get:  svc.Get,
+		list: svc.List,
+		create: func(ctx context.Context) (*hcloud.PlacementGroup, []*hcloud.Action, error) {
+			pg, err := svc.Create(ctx, w)
+			return pg, nil, err
 		},
 		id:     func(p *hcloud.PlacementGroup) int64 { return p.ID },
 		name:   func(p *hcloud.PlacementGroup) string { return p.Name },
 		isNil:  func(p *hcloud.PlacementGroup) bool { return p == nil },
 		labels: func(p *hcloud.PlacementGroup) map[string]string { return p.Labels },
-		diff: func(p *hcloud.PlacementGroup) []engine.Change {
-			var out []engine.Change
-			if p.Type != hcloud.PlacementGroupTypeSpread {
-				out = append(out, engine.Change{Field: "type", Old: string(p.Type), New: string(hcloud.PlacementGroupTypeSpread), Replace: true})
-			}
-			return append(out, labelsChange(p.Labels, g.labels)...)
-		},
+		diff:   func(p *hcloud.PlacementGroup) []engine.Change { return placementGroupChanges(p, svc.Plan(p, w)) },
 		update: func(ctx context.Context, p *hcloud.PlacementGroup, _ []engine.Change) (*hcloud.PlacementGroup, error) {
-			got, _, err := c.PlacementGroup.Update(ctx, p, hcloud.PlacementGroupUpdateOpts{Labels: mergedLabels(p.Labels, g.labels)})
-			if err != nil {
-				return p, fmt.Errorf("set the labels of placement group %s: %w", p.Name, err)
-			}
-			return got, nil
+			return svc.Reconcile(ctx, p, w, svc.Plan(p, w))
 		},
 	}
+}
+
+// placementGroupChanges shows a placement group diff for plan and events.
+func placementGroupChanges(p *hcloud.PlacementGroup, d placementgroup.Diff) []engine.Change {
+	var out []engine.Change
+	if d.Type != "" {
+		out = append(out, engine.Change{Field: "type", Old: string(p.Type), New: string(d.Type), Replace: true})
+	}
+	if !d.Labels.Empty() {
+		out = append(out, labelsDisplay(d.Labels))
+	}
+	return out
 }
 
 func (s *Pools) firewall(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit, id string) error {

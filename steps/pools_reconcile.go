@@ -4,14 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"slices"
 	"strings"
-	"time"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/reconcile/firewall"
+	"github.com/ohmytalos/ohmytalos/internal/reconcile/loadbalancer"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 )
 
@@ -23,126 +23,55 @@ const (
 	fieldLocation  = "location"
 	fieldTargets   = "targets"
 	fieldNetwork   = "network"
-	fieldService   = "service :" // + listen port
+	fieldService   = "service :" // + listen port, for display only
 )
 
-// firewallOps reconciles the firewall: its rules (set_rules) admitting
-// sources (see firewallSources), the label selector it applies to
-// (apply_to_resources) and its labels, all in place.
+// firewallOps hands the firewall service to ensure and planItem: its
+// rules admitting sources (see firewallSources), the label selector it
+// applies to and its labels, all in place. The typed diff (svc.Plan) is
+// shown through firewallChanges and made by svc.Reconcile.
 func firewallOps(c *hcloud.Client, sp *spec.Spec, id string, sources []string) resourceOps[*hcloud.Firewall] {
-	labels := firewallLabels(sp, id)
-	want := firewallRules(sources)
-	if want == nil {
-		want = []hcloud.FirewallRule{} // "rules": [] closes every port; null is refused
-	}
-	applyTo := hcloud.FirewallResource{
-		Type:          hcloud.FirewallResourceTypeLabelSelector,
-		LabelSelector: &hcloud.FirewallResourceLabelSelector{Selector: cloud.ClusterSelector(sp.Name)},
-	}
+	svc := firewall.New(&c.Firewall, &c.Action)
+	w := firewall.Want{Name: sp.Name, Labels: firewallLabels(sp, id), Rules: firewallRules(sources), Selector: cloud.ClusterSelector(sp.Name)}
 	return resourceOps[*hcloud.Firewall]{
 		kind: "firewall",
-		get: func(ctx context.Context, id int64) (*hcloud.Firewall, error) {
-			f, _, err := c.Firewall.GetByID(ctx, id)
-			return f, err
-		},
-		list: func(ctx context.Context, sel string) ([]*hcloud.Firewall, error) {
-			return c.Firewall.AllWithOpts(ctx, hcloud.FirewallListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
-		},
-		create: func(ctx context.Context) (*hcloud.Firewall, error) {
-			r, _, err := c.Firewall.Create(ctx, hcloud.FirewallCreateOpts{
-				Name: sp.Name, Labels: labels, Rules: want, ApplyTo: []hcloud.FirewallResource{applyTo},
-			})
-			if err != nil {
-				return nil, fmt.Errorf("create firewall %s: %w", sp.Name, err)
-			}
-			if err := c.Action.WaitFor(ctx, r.Actions...); err != nil {
-				return nil, fmt.Errorf("apply firewall %s: %w", sp.Name, err)
-			}
-			return r.Firewall, nil
+		get:  svc.Get,
+		list: svc.List,
+		create: func(ctx context.Context) (*hcloud.Firewall, []*hcloud.Action, error) {
+			f, err := svc.Create(ctx, w)
+			return f, nil, err
 		},
 		id:     func(f *hcloud.Firewall) int64 { return f.ID },
 		name:   func(f *hcloud.Firewall) string { return f.Name },
 		isNil:  func(f *hcloud.Firewall) bool { return f == nil },
 		labels: func(f *hcloud.Firewall) map[string]string { return f.Labels },
-		diff: func(f *hcloud.Firewall) []engine.Change {
-			var out []engine.Change
-			if have, w := formatRules(f.Rules), formatRules(want); have != w {
-				out = append(out, engine.Change{Field: fieldRules, Old: have, New: w})
-			}
-			if !appliesTo(f, applyTo.LabelSelector.Selector) {
-				out = append(out, engine.Change{Field: fieldAppliedTo, Old: formatApplied(f.AppliedTo),
-					New: "label selector " + applyTo.LabelSelector.Selector})
-			}
-			return append(out, labelsChange(f.Labels, labels)...)
-		},
-		update: func(ctx context.Context, f *hcloud.Firewall, changes []engine.Change) (*hcloud.Firewall, error) {
-			if has(changes, fieldRules) {
-				acts, _, err := c.Firewall.SetRules(ctx, f, hcloud.FirewallSetRulesOpts{Rules: want})
-				if err != nil {
-					return f, fmt.Errorf("set the rules of firewall %s: %w", f.Name, err)
-				}
-				if err := c.Action.WaitFor(ctx, acts...); err != nil {
-					return f, fmt.Errorf("set the rules of firewall %s: %w", f.Name, err)
-				}
-				f.Rules = want
-			}
-			if has(changes, fieldAppliedTo) {
-				acts, _, err := c.Firewall.ApplyResources(ctx, f, []hcloud.FirewallResource{applyTo})
-				if err != nil {
-					return f, fmt.Errorf("apply firewall %s to the cluster's servers: %w", f.Name, err)
-				}
-				if err := c.Action.WaitFor(ctx, acts...); err != nil {
-					return f, fmt.Errorf("apply firewall %s: %w", f.Name, err)
-				}
-			}
-			if has(changes, fieldLabels) {
-				if _, _, err := c.Firewall.Update(ctx, f, hcloud.FirewallUpdateOpts{Labels: mergedLabels(f.Labels, labels)}); err != nil {
-					return f, fmt.Errorf("set the labels of firewall %s: %w", f.Name, err)
-				}
-			}
-			return f, nil
+		diff:   func(f *hcloud.Firewall) []engine.Change { return firewallChanges(f, w, svc.Plan(f, w)) },
+		update: func(ctx context.Context, f *hcloud.Firewall, _ []engine.Change) (*hcloud.Firewall, error) {
+			return f, svc.Reconcile(ctx, f, w, svc.Plan(f, w))
 		},
 	}
 }
 
-// formatRules renders rules in a stable order ("in tcp 50000 from
-// 203.0.113.7/32 (Talos API); ..."), so two rule sets compare as strings.
-func formatRules(rules []hcloud.FirewallRule) string {
-	out := make([]string, 0, len(rules))
-	for _, r := range rules {
-		line := string(r.Direction) + " " + string(r.Protocol)
-		if r.Port != nil {
-			line += " " + *r.Port
-		}
-		if len(r.SourceIPs) > 0 {
-			line += " from " + cidrs(r.SourceIPs)
-		}
-		if len(r.DestinationIPs) > 0 {
-			line += " to " + cidrs(r.DestinationIPs)
-		}
-		if r.Description != nil && *r.Description != "" {
-			line += " (" + *r.Description + ")"
-		}
-		out = append(out, line)
+// firewallChanges shows a firewall diff for plan and events.
+func firewallChanges(f *hcloud.Firewall, w firewall.Want, d firewall.Diff) []engine.Change {
+	var out []engine.Change
+	if d.Rules {
+		out = append(out, engine.Change{Field: fieldRules, Old: formatRules(f.Rules), New: formatRules(w.Rules)})
 	}
-	slices.Sort(out)
-	return strings.Join(out, "; ")
+	if d.ApplyTo != "" {
+		out = append(out, engine.Change{Field: fieldAppliedTo, Old: formatApplied(f.AppliedTo), New: "label selector " + d.ApplyTo})
+	}
+	if !d.Labels.Empty() {
+		out = append(out, labelsDisplay(d.Labels))
+	}
+	return out
 }
 
-func cidrs(nets []net.IPNet) string {
-	out := make([]string, len(nets))
-	for i := range nets {
-		out[i] = nets[i].String()
-	}
-	slices.Sort(out)
-	return strings.Join(out, ",")
-}
+// formatRules is firewall.FormatRules.
+func formatRules(rules []hcloud.FirewallRule) string { return firewall.FormatRules(rules) }
 
-func appliesTo(f *hcloud.Firewall, selector string) bool {
-	return slices.ContainsFunc(f.AppliedTo, func(r hcloud.FirewallResource) bool {
-		return r.Type == hcloud.FirewallResourceTypeLabelSelector && r.LabelSelector != nil && r.LabelSelector.Selector == selector
-	})
-}
+// cidrs is firewall.CIDRs.
+func cidrs(nets []net.IPNet) string { return firewall.CIDRs(nets) }
 
 func formatApplied(res []hcloud.FirewallResource) string {
 	var out []string
@@ -181,25 +110,15 @@ func loadBalancerSpecs(sp *spec.Spec, id string) []lbSpec {
 	return out
 }
 
-// The health check of every service: TCP on the destination port, every
-// 15 s with a 10 s timeout and 3 retries (the values Hetzner fills in
-// when none are given, as the sandbox models them). Hetzner's API
-// description marks health_check and proxyprotocol as required for each
-// service, and protocol, port, interval, timeout and retries as required
-// in a health check (the OpenAPI-generated hcloud crate on docs.rs,
-// src/models/load_balancer_service_health_check.rs), so all are sent.
+// The health check of every service (see loadbalancer.WantService).
 const (
-	healthInterval = 15 * time.Second
-	healthTimeout  = 10 * time.Second
-	healthRetries  = 3
+	healthInterval = loadbalancer.HealthInterval
+	healthTimeout  = loadbalancer.HealthTimeout
+	healthRetries  = loadbalancer.HealthRetries
 )
 
 // lbService is one TCP passthrough service the spec wants.
-func lbService(port int) hcloud.LoadBalancerService {
-	return hcloud.LoadBalancerService{Protocol: hcloud.LoadBalancerServiceProtocolTCP, ListenPort: port, DestinationPort: port, Proxyprotocol: false,
-		HealthCheck: hcloud.LoadBalancerServiceHealthCheck{Protocol: hcloud.LoadBalancerServiceProtocolTCP, Port: port,
-			Interval: healthInterval, Timeout: healthTimeout, Retries: healthRetries}}
-}
+func lbService(port int) hcloud.LoadBalancerService { return loadbalancer.WantService(port) }
 
 func formatService(s hcloud.LoadBalancerService) string {
 	h := s.HealthCheck
@@ -207,19 +126,9 @@ func formatService(s hcloud.LoadBalancerService) string {
 		s.Protocol, s.ListenPort, s.DestinationPort, s.Proxyprotocol, h.Protocol, h.Port, h.Interval, h.Timeout, h.Retries)
 }
 
-func serviceOn(lb *hcloud.LoadBalancer, port int) (hcloud.LoadBalancerService, bool) {
-	for _, s := range lb.Services {
-		if s.ListenPort == port {
-			return s, true
-		}
-	}
-	return hcloud.LoadBalancerService{}, false
-}
-
+// hasTarget reports whether lb targets selector over private IPs.
 func hasTarget(lb *hcloud.LoadBalancer, selector string) bool {
-	return slices.ContainsFunc(lb.Targets, func(t hcloud.LoadBalancerTarget) bool {
-		return t.Type == hcloud.LoadBalancerTargetTypeLabelSelector && t.LabelSelector != nil && t.LabelSelector.Selector == selector && t.UsePrivateIP
-	})
+	return loadbalancer.HasTarget(lb, selector)
 }
 
 func formatTargets(lb *hcloud.LoadBalancer) string {
@@ -235,42 +144,4 @@ func formatTargets(lb *hcloud.LoadBalancer) string {
 		}
 	}
 	return strings.Join(out, ", ")
-}
-
-func inNetwork(lb *hcloud.LoadBalancer, netw *hcloud.Network) bool {
-	return slices.ContainsFunc(lb.PrivateNet, func(pn hcloud.LoadBalancerPrivateNet) bool { return pn.Network != nil && pn.Network.ID == netw.ID })
-}
-
-// lbDiff compares a load balancer with the spec: type, services, targets,
-// network and labels change in place; another location needs a new one.
-func lbDiff(sp *spec.Spec, want lbSpec, netw *hcloud.Network, lb *hcloud.LoadBalancer) []engine.Change {
-	var out []engine.Change
-	if lb.LoadBalancerType != nil && lb.LoadBalancerType.Name != sp.LoadBalancer.Type {
-		out = append(out, engine.Change{Field: fieldType, Old: lb.LoadBalancerType.Name, New: sp.LoadBalancer.Type})
-	}
-	if lb.Location != nil && sp.LoadBalancer.Location != "" && lb.Location.Name != sp.LoadBalancer.Location {
-		out = append(out, engine.Change{Field: fieldLocation, Old: lb.Location.Name, New: sp.LoadBalancer.Location, Replace: true})
-	}
-	for _, port := range want.ports {
-		w := formatService(lbService(port))
-		have, ok := serviceOn(lb, port)
-		switch {
-		case !ok:
-			out = append(out, engine.Change{Field: fieldService + fmt.Sprint(port), New: w})
-		case formatService(have) != w:
-			out = append(out, engine.Change{Field: fieldService + fmt.Sprint(port), Old: formatService(have), New: w})
-		}
-	}
-	for _, s := range lb.Services {
-		if !slices.Contains(want.ports, s.ListenPort) {
-			out = append(out, engine.Change{Field: fieldService + fmt.Sprint(s.ListenPort), Old: formatService(s)})
-		}
-	}
-	if !hasTarget(lb, want.target) {
-		out = append(out, engine.Change{Field: fieldTargets, Old: formatTargets(lb), New: fmt.Sprintf("label selector %s (private IP true)", want.target)})
-	}
-	if netw != nil && !inNetwork(lb, netw) {
-		out = append(out, engine.Change{Field: fieldNetwork, New: netw.Name})
-	}
-	return append(out, labelsChange(lb.Labels, want.labels)...)
 }

@@ -12,6 +12,8 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/reconcile/server"
+	"github.com/ohmytalos/ohmytalos/internal/reconcile/volume"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 )
 
@@ -126,11 +128,8 @@ func (s *Servers) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) 
 	g.SetLimit(createParallel)
 	for i, n := range nodes {
 		g.Go(func() error {
-			var acts []*hcloud.Action
-			sv, _, err := ensure(gctx, env, emit, s.Name(), serverKey(n.Name), serverSelector(sp, n), s.serverOps(c, env, n, idx, netw, func(ctx context.Context) (*hcloud.Server, error) {
-				sv, a, err := s.create(ctx, c, env, emit, n, configs[n.Pool].Config)
-				acts = a
-				return sv, err
+			sv, acts, err := ensure(gctx, env, emit, s.Name(), serverKey(n.Name), serverSelector(sp, n), s.serverOps(c, env, n, idx, netw, func(ctx context.Context) (*hcloud.Server, []*hcloud.Action, error) {
+				return s.create(ctx, c, env, emit, n, configs[n.Pool].Config)
 			}))
 			if err != nil {
 				return err
@@ -223,9 +222,9 @@ func (s *Servers) recordPatches(env *engine.Env, n spec.Node) error {
 
 func (s *Servers) volume(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit, n spec.Node, size int) (*hcloud.Volume, *hcloud.Action, error) {
 	labels := cloud.WithClusterID(cloud.ClusterLabels(env.Spec.Name, "volume", map[string]string{cloud.LabelNode: n.Name, cloud.LabelPool: n.Pool}), env.State.ClusterID())
-	var act *hcloud.Action
-	vol, _, err := ensure(ctx, env, emit, s.Name(), "volume/"+n.Name, labels, volumeOps(c, n, size, labels, &act))
-	return vol, act, err
+	w := volume.Want{Node: n.Name, Size: size, Location: n.Location, Labels: labels}
+	vol, acts, err := ensure(ctx, env, emit, s.Name(), "volume/"+n.Name, labels, volumeOps(volume.New(&c.Volume, &c.Action), w))
+	return vol, firstAction(acts), err
 }
 
 // wait waits for many actions at once: one poll covers them all.
@@ -247,14 +246,7 @@ func (s *Servers) wait(ctx context.Context, c *hcloud.Client, emit engine.Emit, 
 	}, acts...)
 }
 
-func attachedTo(sv *hcloud.Server, netw *hcloud.Network) bool {
-	for _, pn := range sv.PrivateNet {
-		if pn.Network != nil && pn.Network.ID == netw.ID {
-			return true
-		}
-	}
-	return false
-}
+func attachedTo(sv *hcloud.Server, netw *hcloud.Network) bool { return server.AttachedTo(sv, netw) }
 
 func (s *Servers) attach(ctx context.Context, c *hcloud.Client, emit engine.Emit, nodes []spec.Node, servers []*hcloud.Server, netw *hcloud.Network) error {
 	return s.everyServer(ctx, c, emit, nodes, "attach", func(ctx context.Context, i int) (*hcloud.Action, string, error) {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/reconcile/server"
+	"github.com/ohmytalos/ohmytalos/internal/reconcile/volume"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 )
 
@@ -50,13 +52,12 @@ func serverSelector(sp *spec.Spec, n spec.Node) map[string]string {
 // follow); another server type, location or placement group is reported,
 // as Hetzner changes them only on a powered-off server; a detached or
 // stopped server is listed, and attached and started by the phases that
-// follow. Lookups are served from idx first; netw may be nil (no network
-// yet) and create nil when only planning.
+// follow. Lookups are served from idx (a retried create's adoption asks
+// Hetzner); netw may be nil (no network yet) and create nil when only
+// planning.
 func (s *Servers) serverOps(c *hcloud.Client, env *engine.Env, n spec.Node, idx *serverIndex, netw *hcloud.Network,
-	create func(context.Context) (*hcloud.Server, error)) resourceOps[*hcloud.Server] {
-	sp := env.Spec
-	want := serverLabels(sp, env.State.ClusterID(), n)
-	listed := false
+	create func(context.Context) (*hcloud.Server, []*hcloud.Action, error)) resourceOps[*hcloud.Server] {
+	svc := server.New(&c.Server, &c.Action, s.d.whileLocked)
 	return resourceOps[*hcloud.Server]{
 		kind: "server",
 		get: func(ctx context.Context, id int64) (*hcloud.Server, error) {
@@ -66,11 +67,8 @@ func (s *Servers) serverOps(c *hcloud.Client, env *engine.Env, n spec.Node, idx 
 			sv, _, err := c.Server.GetByID(ctx, id)
 			return sv, err
 		},
-		list: func(ctx context.Context, sel string) ([]*hcloud.Server, error) {
-			if !listed {
-				listed = true
-				return idx.byNode[n.Name], nil
-			}
+		list: func(context.Context, string) ([]*hcloud.Server, error) { return idx.byNode[n.Name], nil },
+		relist: func(ctx context.Context, sel string) ([]*hcloud.Server, error) {
 			return c.Server.AllWithOpts(ctx, hcloud.ServerListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
 		},
 		create: create,
@@ -80,131 +78,91 @@ func (s *Servers) serverOps(c *hcloud.Client, env *engine.Env, n spec.Node, idx 
 		labels: func(sv *hcloud.Server) map[string]string { return sv.Labels },
 		detail: func(*hcloud.Server) string { return fmt.Sprintf("%s in %s", n.ServerType, n.Location) },
 		diff: func(sv *hcloud.Server) []engine.Change {
-			var out []engine.Change
-			if sv.ServerType != nil && sv.ServerType.Name != n.ServerType {
-				out = append(out, engine.Change{Field: fieldServerType, Old: sv.ServerType.Name, New: n.ServerType, Replace: true})
-			}
-			if sv.Location != nil && sv.Location.Name != n.Location {
-				out = append(out, engine.Change{Field: fieldLocation, Old: sv.Location.Name, New: n.Location, Replace: true})
-			}
-			pgKey, pgName, _ := placementGroup(sp.Name, n.Pool, n.Index)
-			if pg, ok := env.State.Resource(pgKey); ok && (sv.PlacementGroup == nil || sv.PlacementGroup.ID != pg.ID) {
-				old := ""
-				if sv.PlacementGroup != nil {
-					old = sv.PlacementGroup.Name
-				}
-				// Hetzner moves only a powered-off server between groups
-				// (add_to_placement_group, remove_from_placement_group).
-				out = append(out, engine.Change{Field: fieldPlacementGroup, Old: old, New: pgName, Replace: sv.Status != hcloud.ServerStatusOff})
-			}
-			if netw != nil && !attachedTo(sv, netw) {
-				out = append(out, engine.Change{Field: fieldNetwork, New: netw.Name + " at " + n.PrivateIP})
-			}
-			if sv.Status != hcloud.ServerStatusRunning && sv.Status != hcloud.ServerStatusStarting {
-				out = append(out, engine.Change{Field: fieldStatus, Old: string(sv.Status), New: string(hcloud.ServerStatusRunning)})
-			}
-			return append(out, labelsChange(sv.Labels, want, cloud.LabelIngress)...)
+			w := s.serverWant(env, n, netw)
+			return serverChanges(sv, w, n, svc.Plan(sv, w))
 		},
-		update: func(ctx context.Context, sv *hcloud.Server, changes []engine.Change) (*hcloud.Server, error) {
-			if has(changes, fieldPlacementGroup) {
-				pgKey, _, _ := placementGroup(sp.Name, n.Pool, n.Index)
-				pg, _ := env.State.Resource(pgKey)
-				if err := s.movePlacementGroup(ctx, c, sv, pg.ID); err != nil {
-					return sv, err
-				}
-			}
-			if !has(changes, fieldLabels) {
-				return sv, nil
-			}
-			got, _, err := c.Server.Update(ctx, sv, hcloud.ServerUpdateOpts{Labels: mergedLabels(sv.Labels, want, cloud.LabelIngress)})
-			if err != nil {
-				return sv, fmt.Errorf("set the labels of server %s: %w", sv.Name, err)
-			}
-			return got, nil
+		update: func(ctx context.Context, sv *hcloud.Server, _ []engine.Change) (*hcloud.Server, error) {
+			w := s.serverWant(env, n, netw)
+			return svc.Reconcile(ctx, sv, w, svc.Plan(sv, w))
 		},
 	}
 }
 
-// volumeOps reconciles a node's data volume: labels, and a larger size
-// (Hetzner resizes volumes up only, in place); a smaller size or another
-// location needs a new volume. create leaves its action in act.
-func volumeOps(c *hcloud.Client, n spec.Node, size int, labels map[string]string, act **hcloud.Action) resourceOps[*hcloud.Volume] {
+// serverWant is the server the spec wants for node n, in its placement
+// group as the state records it.
+func (s *Servers) serverWant(env *engine.Env, n spec.Node, netw *hcloud.Network) server.Want {
+	w := server.Want{ServerType: n.ServerType, Location: n.Location, Network: netw,
+		Labels: serverLabels(env.Spec, env.State.ClusterID(), n), Owned: []string{cloud.LabelIngress}}
+	pgKey, pgName, _ := placementGroup(env.Spec.Name, n.Pool, n.Index)
+	if pg, ok := env.State.Resource(pgKey); ok {
+		w.PlacementGroup = &hcloud.PlacementGroup{ID: pg.ID, Name: pgName}
+	}
+	return w
+}
+
+// serverChanges shows a server diff for plan and events.
+func serverChanges(sv *hcloud.Server, w server.Want, n spec.Node, d server.Diff) []engine.Change {
+	var out []engine.Change
+	if d.ServerType != "" {
+		out = append(out, engine.Change{Field: fieldServerType, Old: sv.ServerType.Name, New: d.ServerType, Replace: true})
+	}
+	if d.Location != "" {
+		out = append(out, engine.Change{Field: fieldLocation, Old: sv.Location.Name, New: d.Location, Replace: true})
+	}
+	if d.PlacementGroup != nil {
+		old := ""
+		if sv.PlacementGroup != nil {
+			old = sv.PlacementGroup.Name
+		}
+		// Hetzner moves only a powered-off server between groups
+		// (add_to_placement_group, remove_from_placement_group).
+		out = append(out, engine.Change{Field: fieldPlacementGroup, Old: old, New: d.PlacementGroup.Name, Replace: !d.MoveInPlace})
+	}
+	if d.Detached {
+		out = append(out, engine.Change{Field: fieldNetwork, New: w.Network.Name + " at " + n.PrivateIP})
+	}
+	if d.Stopped {
+		out = append(out, engine.Change{Field: fieldStatus, Old: string(sv.Status), New: string(hcloud.ServerStatusRunning)})
+	}
+	if !d.Labels.Empty() {
+		out = append(out, labelsDisplay(d.Labels))
+	}
+	return out
+}
+
+// volumeOps hands the volume service to ensure: labels, and a larger
+// size in place; a smaller size or another location needs a new volume.
+func volumeOps(svc *volume.Service, w volume.Want) resourceOps[*hcloud.Volume] {
 	return resourceOps[*hcloud.Volume]{
 		kind: "volume",
-		get: func(ctx context.Context, id int64) (*hcloud.Volume, error) {
-			v, _, err := c.Volume.GetByID(ctx, id)
-			return v, err
-		},
-		list: func(ctx context.Context, sel string) ([]*hcloud.Volume, error) {
-			return c.Volume.AllWithOpts(ctx, hcloud.VolumeListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
-		},
-		create: func(ctx context.Context) (*hcloud.Volume, error) {
-			r, _, err := c.Volume.Create(ctx, hcloud.VolumeCreateOpts{Name: n.Name + "-data", Size: size,
-				Location: &hcloud.Location{Name: n.Location}, Labels: labels})
-			if err != nil {
-				return nil, fmt.Errorf("create volume for %s: %w", n.Name, err)
-			}
-			*act = r.Action
-			return r.Volume, nil
+		get:  svc.Get,
+		list: svc.List,
+		create: func(ctx context.Context) (*hcloud.Volume, []*hcloud.Action, error) {
+			r, err := svc.Create(ctx, w)
+			return r.Volume, []*hcloud.Action{r.Action}, err
 		},
 		id:     func(v *hcloud.Volume) int64 { return v.ID },
 		name:   func(v *hcloud.Volume) string { return v.Name },
 		isNil:  func(v *hcloud.Volume) bool { return v == nil },
 		labels: func(v *hcloud.Volume) map[string]string { return v.Labels },
-		diff: func(v *hcloud.Volume) []engine.Change {
-			var out []engine.Change
-			if v.Size != size {
-				out = append(out, engine.Change{Field: "size", Old: fmt.Sprintf("%d GB", v.Size), New: fmt.Sprintf("%d GB", size), Replace: v.Size > size})
-			}
-			if v.Location != nil && v.Location.Name != n.Location {
-				out = append(out, engine.Change{Field: fieldLocation, Old: v.Location.Name, New: n.Location, Replace: true})
-			}
-			return append(out, labelsChange(v.Labels, labels)...)
-		},
-		update: func(ctx context.Context, v *hcloud.Volume, changes []engine.Change) (*hcloud.Volume, error) {
-			if has(changes, "size") {
-				a, _, err := c.Volume.Resize(ctx, v, size)
-				if err == nil {
-					err = c.Action.WaitFor(ctx, a)
-				}
-				if err != nil {
-					return v, fmt.Errorf("resize volume %s to %d GB: %w", v.Name, size, err)
-				}
-			}
-			if has(changes, fieldLabels) {
-				if _, _, err := c.Volume.Update(ctx, v, hcloud.VolumeUpdateOpts{Labels: mergedLabels(v.Labels, labels)}); err != nil {
-					return v, fmt.Errorf("set the labels of volume %s: %w", v.Name, err)
-				}
-			}
-			return v, nil
+		diff:   func(v *hcloud.Volume) []engine.Change { return volumeChanges(v, svc.Plan(v, w)) },
+		update: func(ctx context.Context, v *hcloud.Volume, _ []engine.Change) (*hcloud.Volume, error) {
+			return v, svc.Reconcile(ctx, v, w, svc.Plan(v, w))
 		},
 	}
 }
 
-// movePlacementGroup puts a powered-off server into the placement group.
-func (s *Servers) movePlacementGroup(ctx context.Context, c *hcloud.Client, sv *hcloud.Server, pgID int64) error {
-	step := func(what string, call func() (*hcloud.Action, *hcloud.Response, error)) error {
-		var a *hcloud.Action
-		err := s.d.whileLocked(ctx, func() (err error) {
-			a, _, err = call()
-			return err
-		})
-		if err == nil {
-			err = c.Action.WaitFor(ctx, a)
-		}
-		if err != nil {
-			return fmt.Errorf("%s server %s: %w", what, sv.Name, err)
-		}
-		return nil
+// volumeChanges shows a volume diff for plan and events.
+func volumeChanges(v *hcloud.Volume, d volume.Diff) []engine.Change {
+	var out []engine.Change
+	if size := max(d.Grow, d.Shrink); size > 0 {
+		out = append(out, engine.Change{Field: "size", Old: fmt.Sprintf("%d GB", v.Size), New: fmt.Sprintf("%d GB", size), Replace: d.Shrink > 0})
 	}
-	if sv.PlacementGroup != nil {
-		if err := step("remove from its placement group", func() (*hcloud.Action, *hcloud.Response, error) {
-			return c.Server.RemoveFromPlacementGroup(ctx, sv)
-		}); err != nil {
-			return err
-		}
+	if d.Location != "" {
+		out = append(out, engine.Change{Field: fieldLocation, Old: v.Location.Name, New: d.Location, Replace: true})
 	}
-	return step("add to its placement group", func() (*hcloud.Action, *hcloud.Response, error) {
-		return c.Server.AddToPlacementGroup(ctx, sv, &hcloud.PlacementGroup{ID: pgID})
-	})
+	if !d.Labels.Empty() {
+		out = append(out, labelsDisplay(d.Labels))
+	}
+	return out
 }

@@ -1,0 +1,108 @@
+package volume
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/hetznercloud/hcloud-go/v2/hcloud"
+)
+
+// fakeClient is an in-memory Client: it keeps volumes by ID, refuses to
+// shrink one as Hetzner does, and records each call; the HTTP sandbox
+// covers the wire.
+type fakeClient struct {
+	vols  map[int64]*hcloud.Volume
+	calls []string
+	fail  error
+}
+
+func (f *fakeClient) GetByID(_ context.Context, id int64) (*hcloud.Volume, *hcloud.Response, error) {
+	return f.vols[id], nil, nil
+}
+
+func (f *fakeClient) AllWithOpts(context.Context, hcloud.VolumeListOpts) ([]*hcloud.Volume, error) {
+	var out []*hcloud.Volume
+	for _, v := range f.vols {
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func (f *fakeClient) Create(_ context.Context, opts hcloud.VolumeCreateOpts) (hcloud.VolumeCreateResult, *hcloud.Response, error) {
+	f.calls = append(f.calls, "create")
+	if f.fail != nil {
+		return hcloud.VolumeCreateResult{}, nil, f.fail
+	}
+	v := &hcloud.Volume{ID: int64(len(f.vols) + 1), Name: opts.Name, Size: opts.Size, Location: opts.Location, Labels: opts.Labels}
+	f.vols[v.ID] = v
+	return hcloud.VolumeCreateResult{Volume: v, Action: &hcloud.Action{ID: 9}}, nil, nil
+}
+
+func (f *fakeClient) Update(_ context.Context, v *hcloud.Volume, opts hcloud.VolumeUpdateOpts) (*hcloud.Volume, *hcloud.Response, error) {
+	f.calls = append(f.calls, "update labels")
+	v.Labels = opts.Labels
+	return v, nil, nil
+}
+
+func (f *fakeClient) Resize(_ context.Context, v *hcloud.Volume, size int) (*hcloud.Action, *hcloud.Response, error) {
+	if size < v.Size {
+		return nil, nil, hcloud.Error{Code: hcloud.ErrorCodeInvalidInput, Message: "volumes can only be resized up"}
+	}
+	f.calls = append(f.calls, "resize")
+	v.Size = size
+	return &hcloud.Action{ID: 1}, nil, nil
+}
+
+type fakeActions struct{ waited int }
+
+func (f *fakeActions) WaitFor(_ context.Context, actions ...*hcloud.Action) error {
+	f.waited += len(actions)
+	return nil
+}
+
+var want = Want{Node: "demo-worker-1", Size: 20, Location: "fsn1", Labels: map[string]string{"cluster": "demo"}}
+
+func TestCreateReturnsItsAction(t *testing.T) {
+	f := &fakeClient{vols: map[int64]*hcloud.Volume{}}
+	r, err := New(f, nil).Create(context.Background(), want)
+	if err != nil || r.Volume.Name != "demo-worker-1-data" || r.Action == nil || r.Action.ID != 9 {
+		t.Fatalf("created %+v, %v", r, err)
+	}
+	f.fail = errors.New("boom")
+	if _, err := New(f, nil).Create(context.Background(), want); err == nil || err.Error() != "create volume for demo-worker-1: boom" {
+		t.Errorf("error = %v", err)
+	}
+}
+
+func TestGrowInPlaceShrinkNot(t *testing.T) {
+	v := &hcloud.Volume{ID: 1, Name: "demo-worker-1-data", Size: 10, Location: &hcloud.Location{Name: "fsn1"}}
+	f, acts := &fakeClient{vols: map[int64]*hcloud.Volume{1: v}}, &fakeActions{}
+	s := New(f, acts)
+	d := s.Plan(v, want)
+	if d.Grow != 20 || d.Shrink != 0 || !d.InPlace() {
+		t.Fatalf("diff = %+v, want a resize to 20 GB", d)
+	}
+	if err := s.Reconcile(context.Background(), v, want, d); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(f.calls, []string{"resize", "update labels"}) || acts.waited != 1 || s.Plan(v, want).InPlace() {
+		t.Fatalf("calls %q, waited %d", f.calls, acts.waited)
+	}
+	smaller := want
+	smaller.Size = 10
+	d = s.Plan(v, smaller)
+	if d.Shrink != 10 || d.Grow != 0 || d.InPlace() {
+		t.Fatalf("diff = %+v, want a shrink reported, nothing in place", d)
+	}
+	f.calls = nil
+	if err := s.Reconcile(context.Background(), v, smaller, d); err != nil || len(f.calls) != 0 {
+		t.Fatalf("reconcile of a shrink made %q (%v), want no call", f.calls, err)
+	}
+	moved := want
+	moved.Location = "nbg1"
+	if d := s.Plan(v, moved); d.Location != "nbg1" || d.InPlace() {
+		t.Errorf("diff = %+v, want only the location", d)
+	}
+}
