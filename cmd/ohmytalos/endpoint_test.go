@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -31,15 +30,7 @@ func TestSandboxLabelFollowsTheEndpoint(t *testing.T) {
 		}
 	}
 
-	sb, err := sandbox.Start(context.Background(), sandbox.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close()
-	for _, kv := range sb.Env() {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
+	standaloneSandbox(t, sandbox.Options{})
 	t.Setenv("OHMYTALOS_SANDBOX", "")
 	out, err := run(t, "plan", "--config", cfg)
 	if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -26,15 +25,7 @@ import (
 func TestEtcdSnapshotAgainstTheSandbox(t *testing.T) {
 	dir := seedDir(t)
 	cfg := filepath.Join(dir, "ohmytalos.yaml")
-	sb, err := sandbox.Start(context.Background(), sandbox.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close()
-	for _, kv := range sb.Env() {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
+	standaloneSandbox(t, sandbox.Options{})
 	// Scheduled backups on too: the control planes' Talos serves the
 	// talos.dev ServiceAccount kind only because the machine config turns
 	// on kubernetesTalosAPIAccess, as real Talos does.

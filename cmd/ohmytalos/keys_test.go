@@ -67,3 +67,20 @@ func hetznerFor(t *testing.T, token string) {
 	t.Setenv("HCLOUD_ENDPOINT", sb.HCloudURL)
 	t.Setenv("HCLOUD_TOKEN", token)
 }
+
+// standaloneSandbox starts a sandbox as "sandbox serve" runs it and exports
+// the variables it prints (HCLOUD_ENDPOINT, HCLOUD_TOKEN, the factory and
+// IP-echo URLs, the bw serve item) for the test; it stops with the test.
+func standaloneSandbox(t *testing.T, o sandbox.Options) *sandbox.Sandbox {
+	t.Helper()
+	sb, err := sandbox.Start(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sb.Close() })
+	for _, kv := range sb.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	return sb
+}

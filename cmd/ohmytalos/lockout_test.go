@@ -22,15 +22,7 @@ import (
 func TestApplyRefusesALockoutAndFailsFastWhenAllowed(t *testing.T) {
 	dir := seedDir(t)
 	cfg := filepath.Join(dir, "ohmytalos.yaml")
-	sb, err := sandbox.Start(context.Background(), sandbox.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close()
-	for _, kv := range sb.Env() {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
+	standaloneSandbox(t, sandbox.Options{})
 	if out, err := run(t, "apply", "--config", cfg); err != nil {
 		t.Fatalf("apply: %v\n%s", err, out)
 	}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"net/http"
 	"path/filepath"
@@ -38,18 +37,10 @@ func TestHetznerExchangesFollowTheAPIDescription(t *testing.T) {
 	dir := seedDir(t)
 	cfg := filepath.Join(dir, "ohmytalos.yaml")
 	var rec *openapicheck.Recorder
-	sb, err := sandbox.Start(context.Background(), sandbox.Options{WrapHCloud: func(h http.Handler) http.Handler {
+	standaloneSandbox(t, sandbox.Options{WrapHCloud: func(h http.Handler) http.Handler {
 		rec = openapicheck.NewRecorder(h)
 		return rec
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close()
-	for _, kv := range sb.Env() {
-		k, v, _ := strings.Cut(kv, "=")
-		t.Setenv(k, v)
-	}
 	runVerbs(t, rec, cfg)
 
 	exchanges := rec.Exchanges()
