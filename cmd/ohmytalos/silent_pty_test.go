@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -92,7 +93,10 @@ func TestFirstFrameInATerminalThatAnswersNothing(t *testing.T) {
 	defer master.Close()
 	cmd := exec.Command(bin, "init", "--sandbox")
 	cmd.Dir = work
-	cmd.Env = append(os.Environ(), "TERM=xterm-256color", "HCLOUD_TOKEN=", "OHMYTALOS_AGE_KEY_FILE="+filepath.Join(dir, "age.key"))
+	// An operator's terminal, not CI's: termenv takes any CI variable to
+	// mean "no terminal" and drops colour (termenv v0.16.0 termenv.go isTTY).
+	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "CI=") })
+	cmd.Env = append(env, "TERM=xterm-256color", "HCLOUD_TOKEN=", "OHMYTALOS_AGE_KEY_FILE="+filepath.Join(dir, "age.key"))
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = slave, slave, slave
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0}
 	term := &silentTerminal{}
