@@ -88,21 +88,7 @@ func TestKubeconfigMergeKeepsTheOperatorsEntries(t *testing.T) {
 	dir := seedDir(t)
 	cfg := filepath.Join(dir, "ohmytalos.yaml")
 	sdir := filepath.Join(dir, "sb")
-	kc := `{"apiVersion":"v1","kind":"Config","clusters":[{"name":"demo","cluster":{"server":"https://10.0.1.100:6443"}}],` +
-		`"users":[{"name":"admin@demo","user":{"client-key-data":"S0VZ"}}],` +
-		`"contexts":[{"name":"admin@demo","context":{"cluster":"demo","user":"admin@demo"}}],"current-context":"admin@demo"}`
-	st, err := state.Open(sdir, "demo", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := state.LoadKeyring(state.KeyFileCandidates(), state.DefaultNewKeyFile())
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.SetKeyLoader(func() (*state.Keyring, error) { return keys, nil })
-	if err := st.PutSecret("kubeconfig", []byte(kc)); err != nil {
-		t.Fatal(err)
-	}
+	storeSecrets(t, sdir, map[string][]byte{"kubeconfig": adminKubeconfig("S0VZ")})
 	target := filepath.Join(dir, "dotfiles", "kube")
 	os.MkdirAll(filepath.Dir(target), 0o755)
 	old := "apiVersion: v1\nkind: Config\nclusters:\n- name: demo\n  cluster: {server: https://z3k:6443}\n" +

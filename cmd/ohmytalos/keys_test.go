@@ -84,3 +84,31 @@ func standaloneSandbox(t *testing.T, o sandbox.Options) *sandbox.Sandbox {
 	}
 	return sb
 }
+
+// adminKubeconfig is a kubeconfig for the seed cluster's VIP whose user
+// holds clientKeyData.
+func adminKubeconfig(clientKeyData string) []byte {
+	return []byte(`{"apiVersion":"v1","kind":"Config","clusters":[{"name":"demo","cluster":{"server":"https://10.0.1.100:6443"}}],` +
+		`"users":[{"name":"admin@demo","user":{"client-key-data":"` + clientKeyData + `"}}],` +
+		`"contexts":[{"name":"admin@demo","context":{"cluster":"demo","user":"admin@demo"}}],"current-context":"admin@demo"}`)
+}
+
+// storeSecrets writes secrets into the state in sdir, encrypted to the age
+// identity the commands find, as an apply would have left them.
+func storeSecrets(t *testing.T, sdir string, secrets map[string][]byte) {
+	t.Helper()
+	st, err := state.Open(sdir, "demo", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, err := state.LoadKeyring(state.KeyFileCandidates(), state.DefaultNewKeyFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.SetKeyLoader(func() (*state.Keyring, error) { return keys, nil })
+	for name, data := range secrets {
+		if err := st.PutSecret(name, data); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ohmytalos/ohmytalos/internal/state"
 	"github.com/ohmytalos/ohmytalos/internal/talos"
 )
 
@@ -76,23 +75,7 @@ func TestStoredKeysAreRedacted(t *testing.T) {
 		t.Fatalf("bundle keys %d: %v", len(bundleKeys), err)
 	}
 	clientKey := base64.StdEncoding.EncodeToString([]byte(bundleKeys[0]))
-	kc := `{"apiVersion":"v1","kind":"Config","clusters":[{"name":"demo","cluster":{"server":"https://10.0.1.100:6443"}}],` +
-		`"users":[{"name":"admin@demo","user":{"client-key-data":"` + clientKey + `"}}],` +
-		`"contexts":[{"name":"admin@demo","context":{"cluster":"demo","user":"admin@demo"}}],"current-context":"admin@demo"}`
-	st, err := state.Open(sdir, "demo", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := state.LoadKeyring(state.KeyFileCandidates(), state.DefaultNewKeyFile())
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.SetKeyLoader(func() (*state.Keyring, error) { return keys, nil })
-	for name, data := range map[string][]byte{"kubeconfig": []byte(kc), "talos-secrets": bundle} {
-		if err := st.PutSecret(name, data); err != nil {
-			t.Fatal(err)
-		}
-	}
+	storeSecrets(t, sdir, map[string][]byte{"kubeconfig": adminKubeconfig(clientKey), "talos-secrets": bundle})
 	root, g := newRoot()
 	root.SetOut(&bytes.Buffer{})
 	root.SetErr(&bytes.Buffer{})
