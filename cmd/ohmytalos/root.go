@@ -63,6 +63,7 @@ Factory: nothing is created and no account is needed.`,
 		newInitCmd(g), newPlanCmd(g), newApplyCmd(g), newCostCmd(g), newDoctorCmd(g),
 		newDestroyCmd(g), newSchematicCmd(g), newTalosConfigCmd(g), newSandboxCmd(g),
 		newKubeconfigCmd(g), newTalosconfigCmd(g), newImagesCmd(g), newVersionCmd(), newEtcdCmd(g),
+		newAddonsCmd(g),
 	)
 	g.guardOutput(root)
 	return root, g

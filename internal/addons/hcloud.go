@@ -40,7 +40,7 @@ func hcloudCCM(sp *spec.Spec) Addon {
 	// Without a location (or network zone) the controller refuses every
 	// LoadBalancer Service that lacks the annotation, and without private
 	// IPs it targets the nodes' public addresses, which the firewall drops.
-	// Names: hcloud-cloud-controller-manager internal/config/config.go
+	// Names: hcloud-cloud-controller-manager internal/config/load_balancer_envs.go
 	// (HCLOUD_LOAD_BALANCERS_LOCATION, HCLOUD_LOAD_BALANCERS_USE_PRIVATE_IP).
 	envs = append(envs, env("HCLOUD_LOAD_BALANCERS_LOCATION", sp.Location, "HCLOUD_LOAD_BALANCERS_USE_PRIVATE_IP", "true")...)
 	envs = append(envs, kubePrismEnv()...)

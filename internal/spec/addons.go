@@ -3,6 +3,8 @@ package spec
 import (
 	"fmt"
 	"regexp"
+
+	"github.com/ohmytalos/ohmytalos/internal/charts"
 )
 
 // Pinned add-on versions: the releases ohmytalos renders and tests. Each is
@@ -32,18 +34,36 @@ type Addons struct {
 	Longhorn      Addon  `yaml:"longhorn"`
 	MetricsServer Addon  `yaml:"metricsServer"`
 	Backup        Backup `yaml:"backup"`
+	// Extra are further Helm charts installed after the built-in add-ons,
+	// in order (see docs/spec.md).
+	Extra []ExtraChart `yaml:"extra,omitempty"`
 }
 
-// Addon is one add-on's switch and pinned version.
+// Addon is one add-on's switch, pinned version, chart and values.
 type Addon struct {
 	// Enabled switches the add-on; nil takes the default.
 	Enabled *bool `yaml:"enabled,omitempty"`
-	// Version is the release to install, "vX.Y.Z".
+	// Version is the application release to install, "vX.Y.Z"; it picks
+	// the chart version (ChartVersion) unless Chart.Version is set.
 	Version string `yaml:"version,omitempty"`
+	// Chart overrides the pinned upstream chart: repository (a mirror),
+	// name, version, digest or path (a local chart directory or .tgz,
+	// relative to the spec file's folder). nil keeps the pin.
+	Chart *charts.Ref `yaml:"chart,omitempty"`
+	// Values are the operator's chart values, merged over ohmytalos's
+	// (the operator wins; see `ohmytalos addons values NAME`).
+	Values map[string]any `yaml:"values,omitempty"`
+	// Managed false hands the release over (to helm or Flux): ohmytalos
+	// stops installing and upgrading it. nil means true.
+	Managed *bool `yaml:"managed,omitempty"`
 }
 
 // On reports whether the (defaulted) add-on is switched on.
 func (a Addon) On() bool { return a.Enabled != nil && *a.Enabled }
+
+// IsManaged reports whether ohmytalos installs and upgrades the add-on's
+// release (managed is unset or true).
+func (a Addon) IsManaged() bool { return a.Managed == nil || *a.Managed }
 
 // AddonVersion is one add-on's name (its spec key) and pinned default.
 type AddonVersion struct {
@@ -106,19 +126,27 @@ func (s *Spec) defaultAddons() {
 		}
 	}
 	s.defaultBackup()
+	s.defaultExtra()
 }
 
 var addonVersion = regexp.MustCompile(`^v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$`)
 
-// validateAddons checks versions and the combinations that cannot work.
+// validateAddons checks versions, charts and the combinations that
+// cannot work.
 func (s *Spec) validateAddons(add func(field, reason, fix string)) {
 	s.validateBackup(add)
 	for _, x := range s.Addons.list() {
 		if !addonVersion.MatchString(x.ad.Version) {
 			add("addons."+x.key+".version", fmt.Sprintf("%q is not a release version", x.ad.Version),
 				fmt.Sprintf("use the form %q (the pinned default), or omit it", x.def))
+		} else {
+			validateChartVersion("addons."+x.key, x.key, *x.ad, add)
+		}
+		if x.ad.Chart != nil {
+			validateChartRef("addons."+x.key+".chart", *x.ad.Chart, false, add)
 		}
 	}
+	s.validateExtra(add)
 	if s.Addons.Longhorn.On() && !s.HasStoragePool() {
 		add("addons.longhorn.enabled", "Longhorn is switched on but no pool has storage: true, so no node carries a Longhorn volume disk",
 			"mark a pool with storage: true, or set addons.longhorn.enabled: false")

@@ -38,6 +38,8 @@ type Spec struct {
 	// Limits are the account's project limits, when the operator states
 	// them (Hetzner's API does not tell them).
 	Limits *Limits `yaml:"limits,omitempty"`
+	// dir is the spec file's folder (Load): chart paths are relative to it.
+	dir string
 }
 
 // Talos selects the Talos Linux release.
@@ -176,6 +178,7 @@ func Load(path string) (*Spec, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	ps = append(ps, s.LoadPatchFiles(filepath.Dir(path))...)
+	ps = append(ps, s.LoadChartPaths(filepath.Dir(path))...)
 	if len(ps) > 0 {
 		return nil, fmt.Errorf("%s: %w", path, ps)
 	}
