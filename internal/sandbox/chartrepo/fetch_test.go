@@ -165,3 +165,12 @@ func TestRefusesWhatAStaticRepositoryRefuses(t *testing.T) {
 		t.Errorf("POST index.yaml: %d, want 405", resp.StatusCode)
 	}
 }
+
+// BenchmarkNew is what every sandbox start pays to package the stand-ins.
+func BenchmarkNew(b *testing.B) {
+	for b.Loop() {
+		if _, err := chartrepo.New(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
