@@ -148,7 +148,7 @@ func TestArchivesAreTheSameOnEveryStart(t *testing.T) {
 }
 
 // TestRefusesWhatAStaticRepositoryRefuses: unknown paths, directories and
-// writes.
+// writes; HEAD is answered.
 func TestRefusesWhatAStaticRepositoryRefuses(t *testing.T) {
 	base := serve(t)
 	for _, p := range []string{
@@ -159,6 +159,14 @@ func TestRefusesWhatAStaticRepositoryRefuses(t *testing.T) {
 		if code, _ := get(t, base+p); code != http.StatusNotFound {
 			t.Errorf("GET %s: %d, want 404", p, code)
 		}
+	}
+	head, err := http.Head(base + "/helm.cilium.io/index.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	head.Body.Close()
+	if head.StatusCode != http.StatusOK || head.ContentLength <= 0 {
+		t.Errorf("HEAD index.yaml: %d, length %d", head.StatusCode, head.ContentLength)
 	}
 	resp, err := http.Post(base+"/helm.cilium.io/index.yaml", "application/x-yaml", nil)
 	if err != nil {
