@@ -23,7 +23,7 @@ func newSandboxCmd(g *globals) *cobra.Command {
 		Short: "Serve the sandbox standalone and print the environment clients need",
 		Long: `serve starts the fakes and prints "export NAME=value" lines (HCLOUD_ENDPOINT,
 HCLOUD_TOKEN, OHMYTALOS_FACTORY_URL, OHMYTALOS_BW_SERVE_URL, OHMYTALOS_BW_ITEM,
-...) that a shell can eval:
+OHMYTALOS_CHART_MIRROR, ...) that a shell can eval:
 
   eval "$(ohmytalos sandbox serve --addr 127.0.0.1:8080 &)"   # or copy the lines
 
@@ -36,7 +36,14 @@ It also serves a Vaultwarden vault as "bw serve" exposes it, holding one item
 whose password is the sandbox token, so the bw secret step works without an
 account (unset HCLOUD_TOKEN to see it is used):
 
-  hcloudToken: {provider: bw, ref: $OHMYTALOS_BW_ITEM, serverURL: $OHMYTALOS_BW_SERVE_URL}`,
+  hcloudToken: {provider: bw, ref: $OHMYTALOS_BW_ITEM, serverURL: $OHMYTALOS_BW_SERVE_URL}
+
+And it serves the Helm chart repositories the add-ons come from, holding
+stand-in charts the project writes (the upstream names, versions and value
+keys; not the upstream charts): https://HOST/PATH is mirrored at
+$OHMYTALOS_CHART_MIRROR/HOST/PATH, e.g.
+
+  helm repo add cilium "$OHMYTALOS_CHART_MIRROR/helm.cilium.io"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			log, closeLog, err := g.logger()
@@ -63,8 +70,8 @@ account (unset HCLOUD_TOKEN to see it is used):
 			for _, kv := range sb.Env() {
 				fmt.Fprintf(out, "export %s\n", kv)
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "# ohmytalos SANDBOX serving fakes of Hetzner Cloud (%s), the Image Factory (%s) and a Vaultwarden bw serve (%s); nothing here exists on Hetzner. Ctrl-C stops it.\n",
-				sb.HCloudURL, sb.FactoryURL, sb.BWServeURL)
+			fmt.Fprintf(cmd.ErrOrStderr(), "# ohmytalos SANDBOX serving fakes of Hetzner Cloud (%s), the Image Factory (%s), a Vaultwarden bw serve (%s) and Helm chart repositories with stand-in charts (%s); nothing here exists on Hetzner. Ctrl-C stops it.\n",
+				sb.HCloudURL, sb.FactoryURL, sb.BWServeURL, sb.ChartsURL)
 			<-cmd.Context().Done()
 			return nil
 		},

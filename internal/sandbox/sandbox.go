@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/bwfake"
+	"github.com/ohmytalos/ohmytalos/internal/sandbox/chartrepo"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/factoryfake"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/hcloudfake"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubereal/kubebin"
@@ -71,7 +72,13 @@ type Sandbox struct {
 
 	// HCloudURL, FactoryURL, IPEchoURL and Token are what clients need.
 	HCloudURL, FactoryURL, IPEchoURL, Token string
-	RescueSSHPort                           int
+	// Charts serves the Helm chart repositories the add-ons come from,
+	// with stand-in charts (chartrepo), under ChartsURL: an upstream
+	// repository https://HOST/PATH is ChartsURL+"/HOST/PATH" (the mirror
+	// rule of OHMYTALOS_CHART_MIRROR).
+	Charts        *chartrepo.Server
+	ChartsURL     string
+	RescueSSHPort int
 
 	opts    Options
 	log     *slog.Logger
@@ -111,6 +118,12 @@ func Start(ctx context.Context, o Options) (*Sandbox, error) {
 		s.tmpDir, o.WorkDir = d, d
 		s.opts.WorkDir = d
 	}
+	charts, err := chartrepo.New()
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.Charts = charts
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		s.Close()
@@ -118,7 +131,7 @@ func Start(ctx context.Context, o Options) (*Sandbox, error) {
 	}
 	s.ln = ln
 	base := "http://" + ln.Addr().String()
-	s.HCloudURL, s.FactoryURL, s.IPEchoURL = base+"/v1", base+"/factory", base+"/ip"
+	s.HCloudURL, s.FactoryURL, s.IPEchoURL, s.ChartsURL = base+"/v1", base+"/factory", base+"/ip", base+"/charts"
 	s.Factory = factoryfake.New()
 	s.HCloud = hcloudfake.New(hcloudfake.Options{
 		Token: o.Token, ReadOnly: o.ReadOnly, ActionDuration: o.ActionDuration, Durations: o.Durations,
@@ -147,9 +160,10 @@ func Start(ctx context.Context, o Options) (*Sandbox, error) {
 	mux.Handle("/v1/", http.StripPrefix("/v1", hc))
 	mux.Handle("/factory/", http.StripPrefix("/factory", s.Factory))
 	mux.Handle("/bw/", http.StripPrefix("/bw", s.BW))
+	mux.Handle("/charts/", http.StripPrefix("/charts", s.Charts))
 	mux.HandleFunc("GET /ip", echoIP)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		http.Error(w, "ohmytalos sandbox: Hetzner API under /v1, Image Factory under /factory, bw serve under /bw, IP echo at /ip", http.StatusNotFound)
+		http.Error(w, "ohmytalos sandbox: Hetzner API under /v1, Image Factory under /factory, bw serve under /bw, Helm chart repositories under /charts, IP echo at /ip", http.StatusNotFound)
 	})
 	s.srv = &http.Server{Handler: markSandbox(mux), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
 	go func() { _ = s.srv.Serve(ln) }()
@@ -174,8 +188,14 @@ func (s *Sandbox) Env() []string {
 		fmt.Sprintf("OHMYTALOS_RESCUE_SSH_PORT=%d", s.RescueSSHPort),
 		BWServeURLEnv + "=" + s.BWServeURL,
 		BWItemEnv + "=" + s.BWItemID,
+		ChartMirrorEnv + "=" + s.ChartsURL,
 	}
 }
+
+// ChartMirrorEnv names the chart mirror: every https://HOST/PATH Helm
+// repository is fetched from $OHMYTALOS_CHART_MIRROR/HOST/PATH instead
+// (HELM-DESIGN.md, charts.Source.Mirror).
+const ChartMirrorEnv = "OHMYTALOS_CHART_MIRROR"
 
 // The variables Env sets for the bw step: the bw serve URL and the ID of
 // the item holding the Hetzner token.
