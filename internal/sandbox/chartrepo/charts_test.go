@@ -247,7 +247,7 @@ func TestTraefikStandInExposesALoadBalancerWithTheAnnotations(t *testing.T) {
 		"ports": map[string]any{"web": map[string]any{"nodePort": 30080}, "websecure": map[string]any{"nodePort": 30443}},
 	})
 	ds := r.get(t, "DaemonSet", "traefik", "traefik")
-	if img := container(t, podSpec(t, ds), "traefik")["image"]; img != "docker.io/traefik:v3.7.11" {
+	if img := container(t, podSpec(t, ds), "traefik")["image"]; img != "docker.io/traefik:v3.7.13" {
 		t.Errorf("image %v", img)
 	}
 	if r.has("Deployment", "traefik", "traefik") {

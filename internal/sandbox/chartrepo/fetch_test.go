@@ -25,12 +25,12 @@ var pinned = map[string]map[string]string{
 	"charts.hetzner.cloud":                     {"hcloud-cloud-controller-manager": "1.35.0", "hcloud-csi": "2.22.1"},
 	"charts.longhorn.io":                       {"longhorn": "1.10.1"},
 	"kubernetes-sigs.github.io/metrics-server": {"metrics-server": "3.13.0"},
-	"traefik.github.io/charts":                 {"traefik": "41.3.0"},
+	"traefik.github.io/charts":                 {"traefik": "41.6.0"},
 }
 
 // appVersions are the upstream Chart.yamls' (the Hetzner charts have none).
 var appVersions = map[string]string{"cilium": "1.19.6", "hcloud-cloud-controller-manager": "", "hcloud-csi": "",
-	"longhorn": "v1.10.1", "metrics-server": "0.8.0", "traefik": "v3.7.11"}
+	"longhorn": "v1.10.1", "metrics-server": "0.8.0", "traefik": "v3.7.13"}
 
 func serve(t *testing.T) string {
 	t.Helper()
