@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -151,7 +152,10 @@ func (k *Kubelet) register(ctx context.Context) error {
 		}
 	}
 
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: k.cfg.Name, Labels: own}, Spec: corev1.NodeSpec{Taints: k.cfg.Taints}}
+	// The kubelet leaves attaching to the attach-detach controller
+	// (enableControllerAttachDetach, default true; kubelet_node_status.go).
+	ann := map[string]string{"volumes.kubernetes.io/controller-managed-attach-detach": "true"}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: k.cfg.Name, Labels: own, Annotations: ann}, Spec: corev1.NodeSpec{Taints: k.cfg.Taints}}
 
 	_, err := k.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
@@ -276,7 +280,9 @@ func (k *Kubelet) postStatus(ctx context.Context, network bool) error {
 		}
 	}
 
-	n.Status.Conditions = []corev1.NodeCondition{ready}
+	// The kubelet owns Ready; others (the route controller's
+	// NetworkUnavailable) stay.
+	n.Status.Conditions = append(slices.DeleteFunc(n.Status.Conditions, func(c corev1.NodeCondition) bool { return c.Type == corev1.NodeReady }), ready)
 
 	if _, err := k.client.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
 		return err
