@@ -28,9 +28,19 @@ type KubeletConfig struct {
 	ExternalIP string
 	Labels     map[string]string
 	Taints     []corev1.Taint
-	// PodStart is how long a pod takes from bound to Running (image
-	// pull and container start); default 500ms.
+	// PodStart is how long a pod takes from bound to Running (container
+	// start, beside the image pulls); default 500ms.
 	PodStart time.Duration
+	// PullDelay is how long pulling an image takes on this node (the
+	// sandbox's per-image latency); nil pulls at once. Each image is
+	// pulled once per node, one pull at a time.
+	PullDelay func(image string) time.Duration
+	// PullError is the container runtime's error pulling an image on this
+	// node, "" when the pull succeeds; nil: every pull succeeds.
+	PullError func(image string) string
+	// JobRun is how long a Job's pod runs before its containers exit 0;
+	// default 1s.
+	JobRun time.Duration
 }
 
 // Kubelet is a simulated kubelet: a client-go controller with the node's
@@ -49,6 +59,7 @@ type Kubelet struct {
 	seen     map[types.UID]time.Time
 	started  int
 	lastBeat time.Time
+	imgs     images
 }
 
 // Timings of the kubelet (kubelet defaults: nodeStatusUpdateFrequency
@@ -68,6 +79,10 @@ func (c *ControlPlane) StartKubelet(ctx context.Context, cfg KubeletConfig) (*Ku
 		cfg.PodStart = 500 * time.Millisecond
 	}
 
+	if cfg.JobRun == 0 {
+		cfg.JobRun = time.Second
+	}
+
 	client, err := c.Client("system:node:"+cfg.Name, "system:nodes")
 	if err != nil {
 		return nil, err
@@ -78,7 +93,8 @@ func (c *ControlPlane) StartKubelet(ctx context.Context, cfg KubeletConfig) (*Ku
 		return nil, err
 	}
 
-	k := &Kubelet{cfg: cfg, client: client, admin: admin, done: make(chan struct{}), seen: map[types.UID]time.Time{}}
+	k := &Kubelet{cfg: cfg, client: client, admin: admin, done: make(chan struct{}), seen: map[types.UID]time.Time{},
+		imgs: images{ready: map[string]time.Time{}, fails: map[string]int{}}}
 
 	if err := k.register(ctx); err != nil {
 		return nil, err
@@ -327,8 +343,18 @@ func (k *Kubelet) syncPods(ctx context.Context) bool {
 			continue
 		}
 
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+
 		if p.Status.Phase != corev1.PodRunning {
 			k.start(ctx, p)
+
+			continue
+		}
+
+		if isJobPod(p) {
+			k.complete(ctx, p)
 
 			continue
 		}
@@ -352,6 +378,14 @@ func (k *Kubelet) start(ctx context.Context, p *corev1.Pod) {
 	k.mu.Unlock()
 
 	if time.Since(first) < k.cfg.PodStart {
+		return
+	}
+
+	// The kubelet pulls before it creates a container (kuberuntime
+	// startContainer: EnsureImageExists first).
+	if ws := k.pull(ctx, p); ws != nil {
+		k.setWaiting(ctx, p, ws)
+
 		return
 	}
 
