@@ -286,7 +286,8 @@ func (c *Cluster) syncRealKubeletsLocked(n *Node) {
 			continue
 		}
 
-		kc := kubereal.KubeletConfig{Name: reg.Name, Version: reg.KubeletVersion, InternalIP: reg.InternalIP, ExternalIP: m.opts.PublicIP, Labels: reg.Labels}
+		kc := kubereal.KubeletConfig{Name: reg.Name, Version: reg.KubeletVersion, InternalIP: reg.InternalIP, ExternalIP: m.opts.PublicIP, Labels: reg.Labels,
+			PullDelay: c.opts.ImagePullDelay}
 		for _, t := range reg.Taints {
 			kc.Taints = append(kc.Taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
 		}
