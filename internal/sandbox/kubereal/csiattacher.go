@@ -84,7 +84,11 @@ func (d *csiDriver) attachVolumes(ctx context.Context, c *hcloud.Client) {
 
 		if err != nil {
 			d.failed(key)
+
+			continue
 		}
+
+		d.succeeded(key)
 	}
 }
 

@@ -47,8 +47,21 @@ type csiDriver struct {
 	recorder record.EventRecorder
 	// retry per claim, volume attachment or PV: when a failed attempt may
 	// be repeated.
-	retry map[string]time.Time
+	retry map[string]retry
 }
+
+type retry struct {
+	at       time.Time
+	failures int
+}
+
+// The sidecars' retries: exponential from 1s to 5 minutes per object
+// (external-provisioner and external-attacher --retry-interval-start and
+// --retry-interval-max defaults).
+const (
+	csiMinRetry = time.Second
+	csiMaxRetry = 5 * time.Minute
+)
 
 func (d *csiDriver) reconcile(ctx context.Context) {
 	d.labelNodes(ctx)
@@ -66,9 +79,15 @@ func (d *csiDriver) reconcile(ctx context.Context) {
 }
 
 // due reports whether key may be attempted now; failed sets its backoff.
-func (d *csiDriver) due(key string) bool { return time.Now().After(d.retry[key]) }
+func (d *csiDriver) due(key string) bool { return time.Now().After(d.retry[key].at) }
 
-func (d *csiDriver) failed(key string) { d.retry[key] = time.Now().Add(simBackoff) }
+func (d *csiDriver) failed(key string) {
+	n := d.retry[key].failures + 1
+	d.retry[key] = retry{at: time.Now().Add(backoff(n, csiMinRetry, csiMaxRetry)), failures: n}
+}
+
+// succeeded forgets key's failures.
+func (d *csiDriver) succeeded(key string) { delete(d.retry, key) }
 
 // provisionClaims is the external-provisioner: a claim the PV controller
 // handed to csi.hetzner.cloud (its storage-provisioner annotation) gets a
@@ -102,7 +121,11 @@ func (d *csiDriver) provisionClaims(ctx context.Context, c *hcloud.Client, env p
 		if err := d.provision(ctx, c, env, pvc, sc); err != nil {
 			d.recorder.Eventf(pvc, corev1.EventTypeWarning, "ProvisioningFailed", "failed to provision volume with StorageClass %q: %v", sc.Name, err)
 			d.failed(key)
+
+			continue
 		}
+
+		d.succeeded(key)
 	}
 }
 
@@ -265,7 +288,11 @@ func (d *csiDriver) deleteReleased(ctx context.Context, c *hcloud.Client) {
 		if err := d.deleteVolume(ctx, c, pv); err != nil {
 			d.recorder.Eventf(pv, corev1.EventTypeWarning, "VolumeFailedDelete", "%v", err)
 			d.failed(key)
+
+			continue
 		}
+
+		d.succeeded(key)
 	}
 }
 

@@ -118,6 +118,13 @@ func TestCSIDriverProvisionsAttachesAndDeletes(t *testing.T) {
 		return vol.Server != nil && vol.Server.ID == e.servers["w-1"].ID, nil
 	})
 
+	// The kubelet ran the pod only once the attach-detach controller
+	// reported the volume attached.
+	if n, err := e.admin.CoreV1().Nodes().Get(ctx, "w-1", metav1.GetOptions{}); err != nil || len(n.Status.VolumesAttached) != 1 ||
+		string(n.Status.VolumesAttached[0].Name) != "kubernetes.io/csi/csi.hetzner.cloud^"+pv.Spec.CSI.VolumeHandle {
+		t.Errorf("w-1 volumesAttached %+v (%v), want the claim's volume", n.Status.VolumesAttached, err)
+	}
+
 	// Deleting the claim: detach once the pod is gone, then delete.
 	if err := e.admin.CoreV1().Pods("default").Delete(ctx, "db", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)

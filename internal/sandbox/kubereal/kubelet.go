@@ -381,8 +381,15 @@ func (k *Kubelet) start(ctx context.Context, p *corev1.Pod) {
 		return
 	}
 
-	// The kubelet pulls before it creates a container (kuberuntime
-	// startContainer: EnsureImageExists first).
+	// The kubelet waits for the pod's volumes (syncPod:
+	// WaitForAttachAndMount), then pulls before it creates a container
+	// (kuberuntime startContainer: EnsureImageExists first).
+	if !k.volumesAttached(ctx, p) {
+		k.setWaiting(ctx, p, nil)
+
+		return
+	}
+
 	if ws := k.pull(ctx, p); ws != nil {
 		k.setWaiting(ctx, p, ws)
 

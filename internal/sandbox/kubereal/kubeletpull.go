@@ -3,6 +3,7 @@ package kubereal
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -189,4 +190,56 @@ func (k *Kubelet) complete(ctx context.Context, p *corev1.Pod) {
 	}
 
 	_, _ = k.client.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{}) //nolint:errcheck // retried next sync
+}
+
+// volumesAttached reports whether every CSI volume of p's claims is
+// attached to this node: the kubelet's volume manager waits for the
+// attach-detach controller to list it in the node's volumesAttached
+// ("kubernetes.io/csi/DRIVER^HANDLE", pkg/volume/util GetUniqueVolumeName),
+// unless the driver's CSIDriver says attaching is not required.
+func (k *Kubelet) volumesAttached(ctx context.Context, p *corev1.Pod) bool {
+	var want []string
+
+	for _, v := range p.Spec.Volumes {
+		if v.PersistentVolumeClaim == nil {
+			continue
+		}
+
+		pvc, err := k.client.CoreV1().PersistentVolumeClaims(p.Namespace).Get(ctx, v.PersistentVolumeClaim.ClaimName, metav1.GetOptions{})
+		if err != nil || pvc.Spec.VolumeName == "" {
+			return false
+		}
+
+		pv, err := k.client.CoreV1().PersistentVolumes().Get(ctx, pvc.Spec.VolumeName, metav1.GetOptions{})
+		if err != nil {
+			return false
+		}
+
+		if pv.Spec.CSI == nil {
+			continue
+		}
+
+		if d, err := k.client.StorageV1().CSIDrivers().Get(ctx, pv.Spec.CSI.Driver, metav1.GetOptions{}); err == nil && d.Spec.AttachRequired != nil && !*d.Spec.AttachRequired {
+			continue
+		}
+
+		want = append(want, "kubernetes.io/csi/"+pv.Spec.CSI.Driver+"^"+pv.Spec.CSI.VolumeHandle)
+	}
+
+	if len(want) == 0 {
+		return true
+	}
+
+	n, err := k.client.CoreV1().Nodes().Get(ctx, k.cfg.Name, metav1.GetOptions{})
+	if err != nil {
+		return false
+	}
+
+	for _, w := range want {
+		if !slices.ContainsFunc(n.Status.VolumesAttached, func(a corev1.AttachedVolume) bool { return string(a.Name) == w }) {
+			return false
+		}
+	}
+
+	return true
 }

@@ -60,8 +60,28 @@ type serviceController struct {
 }
 
 type lbState struct {
-	synced string
-	retry  time.Time
+	synced, failed string
+	retry          time.Time
+	failures       int
+}
+
+// The service controller's retries (controller.go minRetryDelay and
+// maxRetryDelay): exponential from 5s to 5 minutes per Service; a change
+// to the Service or the nodes is synced at once.
+const (
+	lbMinRetry = 5 * time.Second
+	lbMaxRetry = 300 * time.Second
+)
+
+// backoff is the delay after the nth consecutive failure, doubling from
+// minimum to maximum.
+func backoff(n int, minimum, maximum time.Duration) time.Duration {
+	d := minimum
+	for i := 1; i < n && d < maximum; i++ {
+		d *= 2
+	}
+
+	return min(d, maximum)
 }
 
 func (c *serviceController) reconcile(ctx context.Context) {
@@ -90,7 +110,7 @@ func (c *serviceController) reconcile(ctx context.Context) {
 		}
 
 		st, key := c.state[uid], lbSyncKey(svc, nodes, env, cleanup)
-		if st.synced == key || time.Now().Before(st.retry) {
+		if st.synced == key || (st.failed == key && time.Now().Before(st.retry)) {
 			continue
 		}
 
@@ -103,7 +123,8 @@ func (c *serviceController) reconcile(ctx context.Context) {
 		if err := c.sync(ctx, lbc, svc.DeepCopy(), nodes, cleanup); err != nil {
 			// controller.go processServiceCreateOrUpdate.
 			c.recorder.Eventf(svc, corev1.EventTypeWarning, "SyncLoadBalancerFailed", "Error syncing load balancer: %v", err)
-			c.state[uid] = lbState{retry: time.Now().Add(simBackoff)}
+			n := st.failures + 1
+			c.state[uid] = lbState{failed: key, failures: n, retry: time.Now().Add(backoff(n, lbMinRetry, lbMaxRetry))}
 
 			continue
 		}

@@ -20,10 +20,10 @@ import (
 
 // Timings of the simulated cloud controllers: each reconciles on every
 // change its informers see, and at least every simResync (to retry what
-// failed); a failed object waits simBackoff before its next attempt.
+// failed); a failed object waits as the real controller's rate limiter
+// makes it wait.
 const (
 	simResync      = 2 * time.Second
-	simBackoff     = 2 * time.Second
 	simCallTimeout = 30 * time.Second
 	simSyncTimeout = time.Minute
 )
@@ -106,7 +106,7 @@ func (c *ControlPlane) StartSimulators(ctx context.Context, endpoint string) (*S
 	rc := &routeController{sim: s, recorder: s.recorder("route_controller")}
 	s.run(ctx, rc.reconcile)
 
-	csi := &csiDriver{sim: s, recorder: s.recorder("csi.hetzner.cloud"), retry: map[string]time.Time{}}
+	csi := &csiDriver{sim: s, recorder: s.recorder("csi.hetzner.cloud"), retry: map[string]retry{}}
 	s.run(ctx, csi.reconcile)
 
 	return s, nil
