@@ -396,6 +396,17 @@ func (k *Kubelet) start(ctx context.Context, p *corev1.Pod) {
 		return
 	}
 
+	if msg := k.configError(ctx, p); msg != "" {
+		ws := map[string]waiting{}
+		for _, c := range p.Spec.Containers {
+			ws[c.Name] = waiting{"CreateContainerConfigError", msg}
+		}
+
+		k.setWaiting(ctx, p, ws)
+
+		return
+	}
+
 	k.mu.Lock()
 	k.started++
 	n := k.started

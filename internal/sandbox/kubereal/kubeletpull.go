@@ -243,3 +243,41 @@ func (k *Kubelet) volumesAttached(ctx context.Context, p *corev1.Pod) bool {
 
 	return true
 }
+
+// configError is the kubelet's CreateContainerConfigError for p: a
+// Secret or ConfigMap key its containers' env needs that does not exist
+// (kuberuntime generateContainerConfig, makeEnvironmentVariables; the
+// messages of pkg/kubelet/kubelet_pods.go); "" when every one does.
+func (k *Kubelet) configError(ctx context.Context, p *corev1.Pod) string {
+	for _, c := range p.Spec.Containers {
+		for _, ef := range c.EnvFrom {
+			if r := ef.SecretRef; r != nil && (r.Optional == nil || !*r.Optional) {
+				if _, err := k.client.CoreV1().Secrets(p.Namespace).Get(ctx, r.Name, metav1.GetOptions{}); err != nil {
+					return fmt.Sprintf("secret %q not found", r.Name)
+				}
+			}
+		}
+
+		for _, e := range c.Env {
+			if e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil {
+				continue
+			}
+
+			ref := e.ValueFrom.SecretKeyRef
+			if ref.Optional != nil && *ref.Optional {
+				continue
+			}
+
+			sec, err := k.client.CoreV1().Secrets(p.Namespace).Get(ctx, ref.Name, metav1.GetOptions{})
+			if err != nil {
+				return fmt.Sprintf("secret %q not found", ref.Name)
+			}
+
+			if _, ok := sec.Data[ref.Key]; !ok {
+				return fmt.Sprintf("couldn't find key %s in Secret %s/%s", ref.Key, p.Namespace, ref.Name)
+			}
+		}
+	}
+
+	return ""
+}

@@ -41,7 +41,7 @@ func podPhase(ctx context.Context, cs *kubernetes.Clientset, name string) (*core
 // (once per node), reports failed pulls as the kubelet does, runs a Job's
 // pod to completion so the real Job controller completes the Job, and
 // honours evictions the real API server admits under a
-// PodDisruptionBudget.
+// PodDisruptionBudget; a missing Secret key is CreateContainerConfigError.
 func TestKubeletPullsJobsAndEvictions(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -136,6 +136,54 @@ func TestKubeletPullsJobsAndEvictions(t *testing.T) {
 
 	testJob(t, ctx, admin)
 	testEviction(t, ctx, admin)
+	testConfigError(t, ctx, admin)
+}
+
+// testConfigError: a container whose env names a missing Secret or key
+// waits with CreateContainerConfigError until it exists.
+func testConfigError(t *testing.T, ctx context.Context, admin *kubernetes.Clientset) {
+	t.Helper()
+
+	p := simplePod("creds", "alpine:3", nil)
+	p.Spec.Containers[0].Env = []corev1.EnvVar{{Name: "TOKEN", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+		LocalObjectReference: corev1.LocalObjectReference{Name: "creds"}, Key: "token"}}}}
+
+	if _, err := admin.CoreV1().Pods("default").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	waitingFor := func(msg string) {
+		waitFor(t, time.Minute, "CreateContainerConfigError: "+msg, func() (bool, error) {
+			p, _, err := podPhase(ctx, admin, "creds")
+			if err != nil || len(p.Status.ContainerStatuses) != 1 || p.Status.ContainerStatuses[0].State.Waiting == nil {
+				return false, err
+			}
+
+			w := p.Status.ContainerStatuses[0].State.Waiting
+
+			return w.Reason == "CreateContainerConfigError" && w.Message == msg, fmt.Errorf("waiting %+v", w)
+		})
+	}
+
+	waitingFor(`secret "creds" not found`)
+
+	sec := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "creds", Namespace: "default"}, StringData: map[string]string{"other": "x"}}
+	if _, err := admin.CoreV1().Secrets("default").Create(ctx, sec, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	waitingFor("couldn't find key token in Secret default/creds")
+
+	sec.StringData = map[string]string{"token": "t"}
+	if _, err := admin.CoreV1().Secrets("default").Update(ctx, sec, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	waitFor(t, time.Minute, "the pod runs once its Secret key exists", func() (bool, error) {
+		_, ph, err := podPhase(ctx, admin, "creds")
+
+		return ph == corev1.PodRunning, err
+	})
 }
 
 func testJob(t *testing.T, ctx context.Context, admin *kubernetes.Clientset) {
