@@ -28,25 +28,25 @@ const (
 	labelServiceUID    = "hcloud-ccm/service-uid"
 	defaultLBType      = "lb11"
 
-	annLBName             = "load-balancer.hetzner.cloud/name"
-	annLBLocation         = "load-balancer.hetzner.cloud/location"
-	annLBNetworkZone      = "load-balancer.hetzner.cloud/network-zone"
-	annLBType             = "load-balancer.hetzner.cloud/type"
-	annLBUsePrivateIP     = "load-balancer.hetzner.cloud/use-private-ip"
-	annLBIPv6Disabled     = "load-balancer.hetzner.cloud/ipv6-disabled"
-	annLBDisablePrivIngr  = "load-balancer.hetzner.cloud/disable-private-ingress"
-	annLBHostname         = "load-balancer.hetzner.cloud/hostname"
-	annLBProxyProtocol    = "load-balancer.hetzner.cloud/uses-proxyprotocol"
-	annLBNodeSelector     = "load-balancer.hetzner.cloud/node-selector"
-	envLBEnabled          = "HCLOUD_LOAD_BALANCERS_ENABLED"
-	envLBLocation         = "HCLOUD_LOAD_BALANCERS_LOCATION"
-	envLBNetworkZone      = "HCLOUD_LOAD_BALANCERS_NETWORK_ZONE"
-	envLBType             = "HCLOUD_LOAD_BALANCERS_TYPE"
-	envLBUsePrivateIP     = "HCLOUD_LOAD_BALANCERS_USE_PRIVATE_IP"
-	envLBDisableIPv6      = "HCLOUD_LOAD_BALANCERS_DISABLE_IPV6"
-	envLBDisablePrivIngr  = "HCLOUD_LOAD_BALANCERS_DISABLE_PRIVATE_INGRESS"
-	envLBUsesProxyProtoco = "HCLOUD_LOAD_BALANCERS_USES_PROXYPROTOCOL"
-	envNetwork            = "HCLOUD_NETWORK"
+	annLBName              = "load-balancer.hetzner.cloud/name"
+	annLBLocation          = "load-balancer.hetzner.cloud/location"
+	annLBNetworkZone       = "load-balancer.hetzner.cloud/network-zone"
+	annLBType              = "load-balancer.hetzner.cloud/type"
+	annLBUsePrivateIP      = "load-balancer.hetzner.cloud/use-private-ip"
+	annLBIPv6Disabled      = "load-balancer.hetzner.cloud/ipv6-disabled"
+	annLBDisablePrivIngr   = "load-balancer.hetzner.cloud/disable-private-ingress"
+	annLBHostname          = "load-balancer.hetzner.cloud/hostname"
+	annLBProxyProtocol     = "load-balancer.hetzner.cloud/uses-proxyprotocol"
+	annLBNodeSelector      = "load-balancer.hetzner.cloud/node-selector"
+	envLBEnabled           = "HCLOUD_LOAD_BALANCERS_ENABLED"
+	envLBLocation          = "HCLOUD_LOAD_BALANCERS_LOCATION"
+	envLBNetworkZone       = "HCLOUD_LOAD_BALANCERS_NETWORK_ZONE"
+	envLBType              = "HCLOUD_LOAD_BALANCERS_TYPE"
+	envLBUsePrivateIP      = "HCLOUD_LOAD_BALANCERS_USE_PRIVATE_IP"
+	envLBDisableIPv6       = "HCLOUD_LOAD_BALANCERS_DISABLE_IPV6"
+	envLBDisablePrivIngr   = "HCLOUD_LOAD_BALANCERS_DISABLE_PRIVATE_INGRESS"
+	envLBUsesProxyProtocol = "HCLOUD_LOAD_BALANCERS_USES_PROXYPROTOCOL"
+	envNetwork             = "HCLOUD_NETWORK"
 )
 
 // serviceController provisions a Hetzner load balancer per LoadBalancer
@@ -201,7 +201,7 @@ func lbSyncKey(svc *corev1.Service, nodes []*corev1.Node, env podEnv, cleanup bo
 		fmt.Fprint(&b, "|", n.Name, n.Spec.ProviderID, n.Labels)
 	}
 
-	for _, k := range []string{envLBLocation, envLBNetworkZone, envLBType, envLBUsePrivateIP, envLBDisableIPv6, envLBDisablePrivIngr, envLBUsesProxyProtoco, envNetwork} {
+	for _, k := range []string{envLBLocation, envLBNetworkZone, envLBType, envLBUsePrivateIP, envLBDisableIPv6, envLBDisablePrivIngr, envLBUsesProxyProtocol, envNetwork} {
 		fmt.Fprint(&b, "|", env.vars[k])
 	}
 
