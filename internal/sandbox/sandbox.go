@@ -53,6 +53,9 @@ type Options struct {
 	// Progress receives the real control plane's build progress lines
 	// (RealKubernetes); nil sends them to Log only.
 	Progress func(string)
+	// ImagePullDelay is how long a node's kubelet takes to pull an image,
+	// once per node (RealKubernetes); nil pulls at once.
+	ImagePullDelay func(image string) time.Duration
 }
 
 // DefaultRescueSSHPort is where rescue systems listen in the sandbox.
@@ -144,7 +147,7 @@ func Start(ctx context.Context, o Options) (*Sandbox, error) {
 			s.Close()
 			return nil, fmt.Errorf("sandbox real kubernetes: %w", err)
 		}
-		co.RealKubernetes, co.RealKubernetesDir, co.Logger = &bins, o.WorkDir, o.Log
+		co.RealKubernetes, co.RealKubernetesDir, co.Logger, co.ImagePullDelay = &bins, o.WorkDir, o.Log, o.ImagePullDelay
 	}
 	s.Talos = talosfake.NewCluster(co)
 	if o.Latency > 0 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"net/netip"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -27,9 +28,19 @@ type KubeletConfig struct {
 	ExternalIP string
 	Labels     map[string]string
 	Taints     []corev1.Taint
-	// PodStart is how long a pod takes from bound to Running (image
-	// pull and container start); default 500ms.
+	// PodStart is how long a pod takes from bound to Running (container
+	// start, beside the image pulls); default 500ms.
 	PodStart time.Duration
+	// PullDelay is how long pulling an image takes on this node (the
+	// sandbox's per-image latency); nil pulls at once. Each image is
+	// pulled once per node, one pull at a time.
+	PullDelay func(image string) time.Duration
+	// PullError is the container runtime's error pulling an image on this
+	// node, "" when the pull succeeds; nil: every pull succeeds.
+	PullError func(image string) string
+	// JobRun is how long a Job's pod runs before its containers exit 0;
+	// default 1s.
+	JobRun time.Duration
 }
 
 // Kubelet is a simulated kubelet: a client-go controller with the node's
@@ -48,6 +59,7 @@ type Kubelet struct {
 	seen     map[types.UID]time.Time
 	started  int
 	lastBeat time.Time
+	imgs     images
 }
 
 // Timings of the kubelet (kubelet defaults: nodeStatusUpdateFrequency
@@ -67,6 +79,10 @@ func (c *ControlPlane) StartKubelet(ctx context.Context, cfg KubeletConfig) (*Ku
 		cfg.PodStart = 500 * time.Millisecond
 	}
 
+	if cfg.JobRun == 0 {
+		cfg.JobRun = time.Second
+	}
+
 	client, err := c.Client("system:node:"+cfg.Name, "system:nodes")
 	if err != nil {
 		return nil, err
@@ -77,7 +93,8 @@ func (c *ControlPlane) StartKubelet(ctx context.Context, cfg KubeletConfig) (*Ku
 		return nil, err
 	}
 
-	k := &Kubelet{cfg: cfg, client: client, admin: admin, done: make(chan struct{}), seen: map[types.UID]time.Time{}}
+	k := &Kubelet{cfg: cfg, client: client, admin: admin, done: make(chan struct{}), seen: map[types.UID]time.Time{},
+		imgs: images{ready: map[string]time.Time{}, fails: map[string]int{}}}
 
 	if err := k.register(ctx); err != nil {
 		return nil, err
@@ -151,7 +168,10 @@ func (k *Kubelet) register(ctx context.Context) error {
 		}
 	}
 
-	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: k.cfg.Name, Labels: own}, Spec: corev1.NodeSpec{Taints: k.cfg.Taints}}
+	// The kubelet leaves attaching to the attach-detach controller
+	// (enableControllerAttachDetach, default true; kubelet_node_status.go).
+	ann := map[string]string{"volumes.kubernetes.io/controller-managed-attach-detach": "true"}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: k.cfg.Name, Labels: own, Annotations: ann}, Spec: corev1.NodeSpec{Taints: k.cfg.Taints}}
 
 	_, err := k.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
@@ -276,7 +296,9 @@ func (k *Kubelet) postStatus(ctx context.Context, network bool) error {
 		}
 	}
 
-	n.Status.Conditions = []corev1.NodeCondition{ready}
+	// The kubelet owns Ready; others (the route controller's
+	// NetworkUnavailable) stay.
+	n.Status.Conditions = append(slices.DeleteFunc(n.Status.Conditions, func(c corev1.NodeCondition) bool { return c.Type == corev1.NodeReady }), ready)
 
 	if _, err := k.client.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
 		return err
@@ -321,8 +343,18 @@ func (k *Kubelet) syncPods(ctx context.Context) bool {
 			continue
 		}
 
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+
 		if p.Status.Phase != corev1.PodRunning {
 			k.start(ctx, p)
+
+			continue
+		}
+
+		if isJobPod(p) {
+			k.complete(ctx, p)
 
 			continue
 		}
@@ -346,6 +378,32 @@ func (k *Kubelet) start(ctx context.Context, p *corev1.Pod) {
 	k.mu.Unlock()
 
 	if time.Since(first) < k.cfg.PodStart {
+		return
+	}
+
+	// The kubelet waits for the pod's volumes (syncPod:
+	// WaitForAttachAndMount), then pulls before it creates a container
+	// (kuberuntime startContainer: EnsureImageExists first).
+	if !k.volumesAttached(ctx, p) {
+		k.setWaiting(ctx, p, nil)
+
+		return
+	}
+
+	if ws := k.pull(ctx, p); ws != nil {
+		k.setWaiting(ctx, p, ws)
+
+		return
+	}
+
+	if msg := k.configError(ctx, p); msg != "" {
+		ws := map[string]waiting{}
+		for _, c := range p.Spec.Containers {
+			ws[c.Name] = waiting{"CreateContainerConfigError", msg}
+		}
+
+		k.setWaiting(ctx, p, ws)
+
 		return
 	}
 

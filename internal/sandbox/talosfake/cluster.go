@@ -127,6 +127,9 @@ type ClusterOptions struct {
 	// RealKubernetesDir holds the real control planes' state ("" for the
 	// system's temp dir).
 	RealKubernetesDir string
+	// ImagePullDelay is how long a real-Kubernetes node's kubelet takes to
+	// pull an image (each once per node); nil pulls at once.
+	ImagePullDelay func(image string) time.Duration
 }
 
 // NewCluster returns an empty registry.

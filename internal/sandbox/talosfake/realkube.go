@@ -2,6 +2,7 @@ package talosfake
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -36,6 +37,7 @@ type realKube struct {
 	kubelets map[string]*kubereal.Kubelet
 	cloud    *kubereal.CloudController
 	cilium   *kubereal.CiliumOperator
+	sims     *kubereal.Simulators // CCM service and route controllers, CSI driver
 	// syncs counts kubelet syncs asked for (under cluster.mu); synced is
 	// the latest applied, so a stale sync never undoes a newer one.
 	syncs, synced uint64
@@ -116,9 +118,13 @@ func (rk *realKube) start(ctx context.Context, cfg kubereal.Config, name string)
 	if ep := rk.cluster.opts.HCloudEndpoint; err == nil && ep != "" {
 		cc, err := cp.StartCloudController(ctx, ep)
 
+		sims, serr := cp.StartSimulators(ctx, ep)
+
 		rk.mu.Lock()
-		rk.cloud = cc
+		rk.cloud, rk.sims = cc, sims
 		rk.mu.Unlock()
+
+		err = errors.Join(err, serr)
 
 		if err != nil {
 			rk.cluster.opts.Logger.Error("simulated cloud controller did not start", "cluster", name, "err", err)
@@ -280,7 +286,8 @@ func (c *Cluster) syncRealKubeletsLocked(n *Node) {
 			continue
 		}
 
-		kc := kubereal.KubeletConfig{Name: reg.Name, Version: reg.KubeletVersion, InternalIP: reg.InternalIP, ExternalIP: m.opts.PublicIP, Labels: reg.Labels}
+		kc := kubereal.KubeletConfig{Name: reg.Name, Version: reg.KubeletVersion, InternalIP: reg.InternalIP, ExternalIP: m.opts.PublicIP, Labels: reg.Labels,
+			PullDelay: c.opts.ImagePullDelay}
 		for _, t := range reg.Taints {
 			kc.Taints = append(kc.Taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
 		}
@@ -353,6 +360,10 @@ func (rk *realKube) stopNow() {
 
 	if rk.cloud != nil {
 		rk.cloud.Stop()
+	}
+
+	if rk.sims != nil {
+		rk.sims.Stop()
 	}
 
 	if rk.cilium != nil {
