@@ -179,6 +179,16 @@ func (d *Deps) planFirewall(ctx context.Context, env *engine.Env, p *engine.Plan
 	return nil
 }
 
+// admits reports whether the firewall's rules let ip in: both API rules
+// carry the same source ranges (firewallRules), so ip must be inside one
+// of them. Pre-flight and apply's lockout refusal ask this one question.
+func admits(sources []string, ip netip.Addr) bool {
+	return slices.ContainsFunc(sources, func(c string) bool {
+		p, err := netip.ParsePrefix(c)
+		return err == nil && p.Contains(ip)
+	})
+}
+
 // lockout is a firewall.allow that does not admit the operator's own
 // address: once it is set, ohmytalos on this machine can no longer reach
 // the Talos and Kubernetes APIs (the servers drop the connections).
@@ -214,10 +224,7 @@ func (d *Deps) lockedOut(ctx context.Context, sp *spec.Spec, src fwSources) *loc
 	}
 	var outside []string
 	for _, ip := range []netip.Addr{a.IPv4, a.IPv6} {
-		if ip.IsValid() && !slices.ContainsFunc(src.CIDRs, func(c string) bool {
-			p, err := netip.ParsePrefix(c)
-			return err == nil && p.Contains(ip)
-		}) {
+		if ip.IsValid() && !admits(src.CIDRs, ip) {
 			outside = append(outside, ip.String())
 		}
 	}
