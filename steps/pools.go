@@ -232,8 +232,8 @@ func (d *Deps) waitLBActions(ctx context.Context, c *hcloud.Client, env *engine.
 		switch {
 		case errors.As(err, &ae):
 			failed = append(failed, fmt.Sprintf("%s: %v", r.Name, err))
-			if _, derr := c.LoadBalancer.Delete(ctx, &hcloud.LoadBalancer{ID: r.ID}); derr != nil && !cloud.IsNotFound(derr) {
-				return nil, fmt.Errorf("delete the failed load balancer %s: %w", r.Name, derr)
+			if err := deleteLoadBalancer(ctx, d.waiter(c), c, r.ID); err != nil {
+				return nil, fmt.Errorf("delete the failed load balancer %s: %w", r.Name, err)
 			}
 			if err := env.State.DeleteResource(key); err != nil {
 				return nil, err
@@ -310,4 +310,20 @@ func (s *Pools) firewall(ctx context.Context, c *hcloud.Client, env *engine.Env,
 		return err
 	}
 	return src.record(env)
+}
+
+// deleteLoadBalancer deletes a load balancer and waits for the deletion's
+// action (Hetzner answers a delete with one since 2026-10-05; hcloud-go's
+// LoadBalancerClient.DeleteWithResult). NotFound is success.
+func deleteLoadBalancer(ctx context.Context, w cloud.Waiter, c *hcloud.Client, id int64) error {
+	r, _, err := c.LoadBalancer.DeleteWithResult(ctx, &hcloud.LoadBalancer{ID: id})
+	switch {
+	case cloud.IsNotFound(err):
+		return nil
+	case err != nil:
+		return err
+	case r.Action == nil || r.Action.ID == 0:
+		return nil
+	}
+	return w.WaitFor(ctx, r.Action)
 }
