@@ -97,7 +97,7 @@ func (d *Deps) reachFindings(ctx context.Context, env *engine.Env) []Finding {
 			Reason: "your address could not be detected, so the firewall would admit no one to the Talos and Kubernetes APIs: " + err.Error(),
 			Fix:    "check this machine's internet access (or firewall.ipEchoURL), or list your address in firewall.allow"}}
 	}
-	me, err := d.operatorAddress(ctx, d.echoURLs(sp))
+	me, err := d.OperatorAddress(ctx, d.EchoURLs(sp))
 	if err != nil {
 		if src.Stale != nil {
 			return []Finding{{Check: CheckReach, Severity: SeverityWarning, Field: "firewall.allow",
