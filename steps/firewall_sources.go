@@ -119,7 +119,7 @@ func (d *Deps) planFirewall(ctx context.Context, env *engine.Env, p *engine.Plan
 	}
 	err = add(item, keyFirewall, func() (engine.PlanItem, error) {
 		id := env.State.ClusterID()
-		return planItem(ctx, env.State, keyFirewall, firewallLabels(sp, id), firewallOps(c, sp, id, src.CIDRs), item)
+		return planFirewallItem(ctx, c, env, firewallWant(sp, id, src.CIDRs), item)
 	})
 	if err != nil {
 		return err

@@ -107,8 +107,12 @@ func (s *Pools) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error) 
 	for _, g := range placementGroups(sp, env.State.ClusterID()) {
 		item := engine.PlanItem{Kind: "placement-group", Name: g.name, Detail: "spread"}
 		if err := add(item, g.key, func() (engine.PlanItem, error) {
-			ops := prefetched(placementGroupOps(c, g), groups, func(pg *hcloud.PlacementGroup) map[string]string { return pg.Labels })
-			return planItem(ctx, env.State, g.key, g.labels, ops, item)
+			svc, w := placementgroup.New(&c.PlacementGroup), pgWant(g)
+			got, found, err := svc.Listed(groups).Find(ctx, query(env.State, g.key, g.labels))
+			if err != nil || !found {
+				return planned(item, found, nil), err
+			}
+			return planned(item, found, placementGroupChanges(got, svc.Plan(got, w))), nil
 		}); err != nil {
 			return p, err
 		}
@@ -254,33 +258,43 @@ func (d *Deps) waitLBActions(ctx context.Context, c *hcloud.Client, env *engine.
 	return failed, nil
 }
 
+// placementGroup finds the group, else creates it, checkpoints it, then
+// sets its labels in place; another type needs a new group and is
+// reported.
 func (s *Pools) placementGroup(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit, g pgSpec) (*hcloud.PlacementGroup, error) {
-	pg, _, err := ensure(ctx, env, emit, s.Name(), g.key, g.labels, placementGroupOps(c, g))
-	return pg, err
+	svc, w := placementgroup.New(&c.PlacementGroup), pgWant(g)
+	q := query(env.State, g.key, g.labels)
+	pg, found, err := svc.Find(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		pg, err = svc.Create(ctx, w)
+		if pg, _, err = adopt(ctx, svc, q, pg, err); err != nil {
+			return nil, err
+		}
+	}
+	res, err := checkpoint(env, s.Name(), g.key, svc.Kind(), svc.Meta(pg))
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		emitCreated(emit, res, pg.ID, "")
+		return pg, nil
+	}
+	d := svc.Plan(pg, w)
+	changes := placementGroupChanges(pg, d)
+	if needsUpdate(changes) {
+		if pg, err = svc.Reconcile(ctx, pg, w, d); err != nil {
+			return nil, updateError(res, err)
+		}
+	}
+	emitChanges(emit, res, pg.ID, changes)
+	return pg, nil
 }
 
-// placementGroupOps hands the placement group service to ensure and
-// planItem: labels in place; another type needs a new group.
-func placementGroupOps(c *hcloud.Client, g pgSpec) resourceOps[*hcloud.PlacementGroup] {
-	svc, w := placementgroup.New(&c.PlacementGroup), placementgroup.Want{Name: g.name, Labels: g.labels}
-	return resourceOps[*hcloud.PlacementGroup]{
-		kind: "placement-group",
-		get:  svc.Get,
-		list: svc.List,
-		create: func(ctx context.Context) (*hcloud.PlacementGroup, []*hcloud.Action, error) {
-			pg, err := svc.Create(ctx, w)
-			return pg, nil, err
-		},
-		id:     func(p *hcloud.PlacementGroup) int64 { return p.ID },
-		name:   func(p *hcloud.PlacementGroup) string { return p.Name },
-		isNil:  func(p *hcloud.PlacementGroup) bool { return p == nil },
-		labels: func(p *hcloud.PlacementGroup) map[string]string { return p.Labels },
-		diff:   func(p *hcloud.PlacementGroup) []engine.Change { return placementGroupChanges(p, svc.Plan(p, w)) },
-		update: func(ctx context.Context, p *hcloud.PlacementGroup, _ []engine.Change) (*hcloud.PlacementGroup, error) {
-			return svc.Reconcile(ctx, p, w, svc.Plan(p, w))
-		},
-	}
-}
+// pgWant is the spread group g the spec needs.
+func pgWant(g pgSpec) placementgroup.Want { return placementgroup.Want{Name: g.name, Labels: g.labels} }
 
 // placementGroupChanges shows a placement group diff for plan and events.
 func placementGroupChanges(p *hcloud.PlacementGroup, d placementgroup.Diff) []engine.Change {
@@ -306,7 +320,7 @@ func (s *Pools) firewall(ctx context.Context, c *hcloud.Client, env *engine.Env,
 	if err := s.d.refuseLockout(ctx, env, src, emit); err != nil {
 		return err
 	}
-	if _, _, err := ensure(ctx, env, emit, s.Name(), keyFirewall, firewallLabels(sp, id), firewallOps(c, sp, id, src.CIDRs)); err != nil {
+	if err := ensureFirewall(ctx, c, env, emit, s.Name(), firewallWant(sp, id, src.CIDRs)); err != nil {
 		return err
 	}
 	return src.record(env)
