@@ -111,14 +111,6 @@ func emitChanges(emit engine.Emit, res string, id int64, changes []engine.Change
 	}
 }
 
-// firstAction is the one pending action of a create, nil when none.
-func firstAction(acts []*hcloud.Action) *hcloud.Action {
-	if len(acts) == 0 {
-		return nil
-	}
-	return acts[0]
-}
-
 // limitFields name the spec's limit of each kind a create can exceed.
 var limitFields = map[string]string{"server": "limits.servers", "volume": "limits.volumes", "placement-group": "limits.placementGroups"}
 

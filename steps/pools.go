@@ -123,7 +123,7 @@ func (s *Pools) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error) 
 	for _, lb := range loadBalancerSpecs(sp, env.State.ClusterID()) {
 		item := engine.PlanItem{Kind: "load-balancer", Name: lb.name, Detail: lb.detail}
 		if err := add(item, lb.key, func() (engine.PlanItem, error) {
-			return planItem(ctx, env.State, lb.key, lb.labels, loadBalancerOps(s.d.loadBalancerService(c), lbWant(sp, lb, netw)), item)
+			return s.d.planLoadBalancer(ctx, c, env, netw, lb, item)
 		}); err != nil {
 			return p, err
 		}

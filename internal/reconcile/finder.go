@@ -171,9 +171,3 @@ func (f Finder[T, O]) one(list []T, q Query) (T, bool, error) {
 	return cloud.One(ours, f.kind, q.Selector, func(v T) string { return f.meta(v).Name })
 }
 
-// NewFinder is a finder that only gets and lists (no Find: it knows no
-// kind or meta), for the load balancer service until it moves to
-// NewKindFinder.
-func NewFinder[T comparable, O any](lookup Lookup[T, O], opts func(hcloud.ListOpts) O) Finder[T, O] {
-	return Finder[T, O]{lookup: lookup, opts: opts}
-}
