@@ -12,8 +12,9 @@ import (
 const module = "github.com/ohmytalos/ohmytalos"
 
 // TestNoProvisioningPackageImportsTheSandbox walks the non-test imports of
-// every package of the module outside cmd/ and the sandbox itself: none may
-// reach internal/sandbox (cmd wires it and hands the steps plain values),
+// every package of the module outside cmd/, the sandbox itself and the
+// test support (internal/testworld, which no non-test file may import
+// either): none may reach internal/sandbox (cmd wires it and hands the steps plain values),
 // and nothing under internal/ may reach steps or ui (the dependency rule
 // cmd -> ui -> steps -> internal/*).
 func TestNoProvisioningPackageImportsTheSandbox(t *testing.T) {
@@ -30,11 +31,15 @@ func TestNoProvisioningPackageImportsTheSandbox(t *testing.T) {
 		deps[p] = localImports(t, root, p)
 	}
 	sandbox := module + "/internal/sandbox"
+	testSupport := module + "/internal/testworld" // for _test files only
 	for _, p := range pkgs {
-		if under(p, module+"/cmd") || under(p, sandbox) {
+		if under(p, module+"/cmd") || under(p, sandbox) || under(p, testSupport) {
 			continue
 		}
 		for _, q := range reach(p, deps) {
+			if under(q, testSupport) {
+				t.Errorf("%s imports %s (through its non-test imports): test support is for _test files only", p, q)
+			}
 			if under(q, sandbox) {
 				t.Errorf("%s imports %s (through its non-test imports): only cmd may wire the sandbox", p, q)
 			}

@@ -6,29 +6,17 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 )
 
+// own is the page value a screen embeds.
+func (p *page) own() *page { return p }
+
 // commonOf is a page's own copy of the common value.
 func commonOf(t *testing.T, s screen) *page {
 	t.Helper()
-	switch p := s.(type) {
-	case *welcomeScreen:
-		return &p.page
-	case *secretsScreen:
-		return &p.page
-	case *imagesScreen:
-		return &p.page
-	case *networkScreen:
-		return &p.page
-	case *poolsScreen:
-		return &p.page
-	case *reviewScreen:
-		return &p.page
-	case *bootstrapScreen:
-		return &p.page
-	case *doneScreen:
-		return &p.page
+	p, ok := s.(interface{ own() *page })
+	if !ok {
+		t.Fatalf("%T embeds no page", s)
 	}
-	t.Fatalf("%T is no page this test knows", s)
-	return nil
+	return p.own()
 }
 
 // Every page holds a copy of the root's size, styles and keys, and gets a
