@@ -13,8 +13,8 @@ const module = "github.com/ohmytalos/ohmytalos"
 
 // TestNoProvisioningPackageImportsTheSandbox walks the non-test imports of
 // every package of the module outside cmd/, the sandbox itself and the
-// test support (internal/testworld, which no non-test file may import
-// either): none may reach internal/sandbox (cmd wires it and hands the steps plain values),
+// test support (internal/testworld and internal/testpki, which no
+// non-test file may import either): none may reach internal/sandbox (cmd wires it and hands the steps plain values),
 // and nothing under internal/ may reach steps or ui (the dependency rule
 // cmd -> ui -> steps -> internal/*).
 func TestNoProvisioningPackageImportsTheSandbox(t *testing.T) {
@@ -31,13 +31,15 @@ func TestNoProvisioningPackageImportsTheSandbox(t *testing.T) {
 		deps[p] = localImports(t, root, p)
 	}
 	sandbox := module + "/internal/sandbox"
-	testSupport := module + "/internal/testworld" // for _test files only
+	testSupport := func(p string) bool { // for _test files only
+		return under(p, module+"/internal/testworld") || under(p, module+"/internal/testpki")
+	}
 	for _, p := range pkgs {
-		if under(p, module+"/cmd") || under(p, sandbox) || under(p, testSupport) {
+		if under(p, module+"/cmd") || under(p, sandbox) || testSupport(p) {
 			continue
 		}
 		for _, q := range reach(p, deps) {
-			if under(q, testSupport) {
+			if testSupport(q) {
 				t.Errorf("%s imports %s (through its non-test imports): test support is for _test files only", p, q)
 			}
 			if under(q, sandbox) {
