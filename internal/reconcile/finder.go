@@ -170,4 +170,3 @@ func (f Finder[T, O]) one(list []T, q Query) (T, bool, error) {
 	}
 	return cloud.One(ours, f.kind, q.Selector, func(v T) string { return f.meta(v).Name })
 }
-
