@@ -4,7 +4,10 @@
 // them, so re-running is safe. Their names (StepSecrets, ...) live here;
 // the engine only knows the StepName type. Destroy is steps/destroy.
 // Nothing here imports the sandbox: cmd wires it (SandboxEndpoints), and a
-// test keeps it so. The package serves cmd and ui; it is not a public API.
+// test keeps it so. The clients the steps use (secrets cache, Hetzner,
+// Kubernetes, Talos, Image Factory, IP echo) are internal/clients', built
+// by cmd and embedded in Deps. The package serves cmd and ui; it is not a
+// public API.
 package steps
 
 import (
