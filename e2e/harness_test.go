@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ohmytalos/ohmytalos/internal/clients"
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/factory"
@@ -74,22 +75,24 @@ func (c *cluster) deps() *steps.Deps {
 		endpoint = c.endpoint
 	}
 	return &steps.Deps{
-		Log:            slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Version:        "e2e",
-		Meter:          cloud.NewMeter(nil),
-		FactoryURL:     c.sb.FactoryURL,
-		IPEchoURL:      c.sb.IPEchoURL,
-		HTTP:           &http.Client{Timeout: time.Minute},
-		Sandbox:        true,
-		HCloudEndpoint: endpoint,
-		SSHPort:        c.sb.RescueSSHPort,
-		PollInterval:   c.poll,
-		Resolver: secrets.NewResolver(secrets.Options{Env: func(k string) (string, bool) {
-			if k == "HCLOUD_TOKEN" {
-				return token, true
-			}
-			return "", false
-		}}),
+		Set: &clients.Set{
+			Log:            slog.New(slog.NewTextHandler(io.Discard, nil)),
+			Version:        "e2e",
+			Meter:          cloud.NewMeter(nil),
+			FactoryURL:     c.sb.FactoryURL,
+			IPEchoURL:      c.sb.IPEchoURL,
+			HTTP:           &http.Client{Timeout: time.Minute},
+			HCloudEndpoint: endpoint,
+			PollInterval:   c.poll,
+			Resolver: secrets.NewResolver(secrets.Options{Env: func(k string) (string, bool) {
+				if k == "HCLOUD_TOKEN" {
+					return token, true
+				}
+				return "", false
+			}}),
+		},
+		Sandbox: true,
+		SSHPort: c.sb.RescueSSHPort,
 	}
 }
 

@@ -58,20 +58,6 @@ func (s *Addons) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error)
 	return p, nil
 }
 
-// Kube returns a client for the cluster from the kubeconfig bootstrap
-// stored: the one way the product's Kubernetes calls are made.
-func (d *Deps) Kube(ctx context.Context, env *engine.Env) (*kube.Client, error) {
-	kc, err := env.State.Secret(secretKubeconfig)
-	if err != nil {
-		return nil, fmt.Errorf("no kubeconfig stored yet (%w): run the bootstrap step first", err)
-	}
-	c, err := kube.New(kc)
-	if err != nil {
-		return nil, fmt.Errorf("stored kubeconfig %s: %w", env.State.SecretPath(secretKubeconfig), err)
-	}
-	return c, nil
-}
-
 // addonInputs looks up what the manifests need at apply time.
 func (d *Deps) addonInputs(ctx context.Context, env *engine.Env) (addons.Inputs, error) {
 	in := addons.Inputs{ClusterID: env.State.ClusterID()}

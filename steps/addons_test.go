@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/ohmytalos/ohmytalos/internal/addons"
+	"github.com/ohmytalos/ohmytalos/internal/clients"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/secrets"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
@@ -237,8 +238,8 @@ func addonsWorld(t *testing.T, api *miniAPI, sp *spec.Spec) (*Deps, *engine.Env)
 	if err := st.PutResource(keyNetwork, state.Resource{Kind: "network", ID: 4242, Name: sp.Name}); err != nil {
 		t.Fatal(err)
 	}
-	d := &Deps{PollInterval: 5 * time.Millisecond, NodeTimeout: 5 * time.Second,
-		Resolver: secrets.NewResolver(secrets.Options{Env: func(k string) (string, bool) { return "hcloud-token-value", k == "HCLOUD_TOKEN" }})}
+	d := &Deps{NodeTimeout: 5 * time.Second, Set: &clients.Set{PollInterval: 5 * time.Millisecond,
+		Resolver: secrets.NewResolver(secrets.Options{Env: func(k string) (string, bool) { return "hcloud-token-value", k == "HCLOUD_TOKEN" }})}}
 	return d, &engine.Env{Spec: sp, State: st, Log: slog.New(slog.DiscardHandler)}
 }
 

@@ -14,34 +14,15 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/hcloudfake"
 )
 
-// wantSeed is what examples/seed.yaml must leave in Hetzner.
-var wantSeed = map[string]int{
-	"servers": 5, "networks": 1, "firewalls": 1, "load_balancers": 1, "placement_groups": 2,
-	"ssh_keys": 0, "images": 2, "volumes": 0,
-}
-
-func checkCounts(t *testing.T, w *world) {
-	t.Helper()
-	got := w.sb.HCloud.Counts()
-	for k, v := range wantSeed {
-		if got[k] != v {
-			t.Errorf("%s = %d, want %d (all: %v)", k, got[k], v, got)
-		}
-	}
-	if n := w.sb.Talos.Bootstraps(w.spec.Name); n != 1 {
-		t.Errorf("etcd bootstrapped %d times, want 1", n)
-	}
-}
-
 func TestApplySeedThenNothingChanges(t *testing.T) {
 	w := newWorld(t, "../examples/seed.yaml")
 	var events []engine.Event
 	if _, err := w.apply(t, context.Background(), func(ev engine.Event) { events = append(events, ev) }); err != nil {
 		t.Fatal(err)
 	}
-	checkCounts(t, w)
+	w.CheckCounts(t)
 	lbTargets := 0
-	for _, s := range w.sb.HCloud.Servers() {
+	for _, s := range w.SB.HCloud.Servers() {
 		if s.Labels["ohmytalos.io/ingress"] == "true" {
 			lbTargets++
 		}
@@ -74,15 +55,15 @@ func TestApplySeedThenNothingChanges(t *testing.T) {
 	if b, _ := json.Marshal(pol); !strings.Contains(string(b), addons.MetadataCIDR) || !strings.Contains(string(b), `"enableDefaultDeny":{"egress":false,"ingress":false}`) {
 		t.Errorf("metadata policy = %s, want egressDeny to %s without default deny", b, addons.MetadataCIDR)
 	}
-	if len(w.sb.Talos.VIPHolders(w.spec.Name)) != 1 {
-		t.Errorf("VIP holders = %v", w.sb.Talos.VIPHolders(w.spec.Name))
+	if len(w.SB.Talos.VIPHolders(w.Spec.Name)) != 1 {
+		t.Errorf("VIP holders = %v", w.SB.Talos.VIPHolders(w.Spec.Name))
 	}
 
 	// Only the product's requests, per route: the sandbox's own
 	// controllers (the cloud controller, the CSI driver, Talos moving the
 	// VIP) call the same API on their own schedule, and a request of theirs
 	// during the second apply would fail this test for nothing.
-	before := productRequests(w.sb.HCloud.Stats())
+	before := productRequests(w.SB.HCloud.Stats())
 	var again []engine.Event
 	if _, err := w.apply(t, context.Background(), func(ev engine.Event) { again = append(again, ev) }); err != nil {
 		t.Fatal(err)
@@ -92,7 +73,7 @@ func TestApplySeedThenNothingChanges(t *testing.T) {
 			t.Errorf("second apply did something: %+v", ev)
 		}
 	}
-	if after := productRequests(w.sb.HCloud.Stats()); !maps.Equal(after, before) {
+	if after := productRequests(w.SB.HCloud.Stats()); !maps.Equal(after, before) {
 		t.Errorf("second apply sent API requests: before %v, after %v", before, after)
 	}
 	plans, err := engine.New(All(w.deps())...).Plan(context.Background(), w.env(t))
@@ -104,7 +85,7 @@ func TestApplySeedThenNothingChanges(t *testing.T) {
 			t.Errorf("plan %s still creates %d", p.Step, n)
 		}
 	}
-	checkCounts(t, w)
+	w.CheckCounts(t)
 }
 
 // productRequests is what ohmytalos itself asked the Hetzner API, per
@@ -165,8 +146,8 @@ func TestResumeAtEveryCheckpoint(t *testing.T) {
 			if _, err := w.apply(t, context.Background(), nil); err != nil {
 				t.Fatalf("resume after %s: %v", where, err)
 			}
-			checkCounts(t, w)
-			for _, s := range w.sb.HCloud.Servers() {
+			w.CheckCounts(t)
+			for _, s := range w.SB.HCloud.Servers() {
 				if s.Labels["ohmytalos.io/temporary"] == "true" {
 					t.Errorf("temporary server %s left after interrupt at %s", s.Name, where)
 				}

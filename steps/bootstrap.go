@@ -110,7 +110,7 @@ func (s *Bootstrap) Apply(ctx context.Context, env *engine.Env, emit engine.Emit
 	g, gctx := errgroup.WithContext(wctx)
 	for i := range nodes {
 		g.Go(func() error {
-			c, err := talosapi.Connect(gctx, tc, nodes[i].ip)
+			c, err := s.d.Talos(gctx, tc, nodes[i].ip)
 			if err != nil {
 				return fmt.Errorf("%s: %w", nodes[i].node.Name, err)
 			}

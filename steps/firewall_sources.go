@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-	"os"
 	"slices"
 	"strings"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
-	"github.com/ohmytalos/ohmytalos/internal/myip"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 )
 
@@ -42,40 +40,6 @@ type fwSources struct {
 	Stale error
 }
 
-// echoURLs are the IP-echo services: the spec's firewall.ipEchoURL, else
-// Deps.IPEchoURL (the sandbox's), else $OHMYTALOS_IP_ECHO_URL, else the
-// public defaults.
-func (d *Deps) echoURLs(sp *spec.Spec) []string {
-	env := d.IPEchoURL
-	if env == "" {
-		env = os.Getenv(myip.URLEnv)
-	}
-	return myip.URLs(sp.Firewall.IPEchoURL, env)
-}
-
-// operatorAddress detects the operator's address once per process and echo
-// services, so plan and apply of one run agree.
-func (d *Deps) operatorAddress(ctx context.Context, urls []string) (myip.Addresses, error) {
-	key := strings.Join(urls, ",")
-	d.clients.mu.Lock()
-	a, ok := d.clients.operator[key]
-	d.clients.mu.Unlock()
-	if ok {
-		return a, nil
-	}
-	a, err := myip.Detect(ctx, d.HTTP, urls)
-	if err != nil {
-		return a, err
-	}
-	d.clients.mu.Lock()
-	if d.clients.operator == nil {
-		d.clients.operator = map[string]myip.Addresses{}
-	}
-	d.clients.operator[key] = a
-	d.clients.mu.Unlock()
-	return a, nil
-}
-
 // firewallSources decides what the firewall admits: firewall.allow when the
 // spec lists ranges, else the operator's address detected from the echo
 // services (IPv4 /32, IPv6 /64). 0.0.0.0/0 appears only when the spec says
@@ -87,13 +51,13 @@ func (d *Deps) firewallSources(ctx context.Context, env *engine.Env) (fwSources,
 	if len(sp.Firewall.Allow) > 0 {
 		return fwSources{CIDRs: slices.Clone(sp.Firewall.Allow)}, nil
 	}
-	urls := d.echoURLs(sp)
+	urls := d.EchoURLs(sp)
 	out := fwSources{Detected: true, From: strings.Join(urls, ", ")}
 	var prev operatorData
 	if _, err := env.State.GetData(dataOperator, &prev); err != nil {
 		return out, err
 	}
-	a, err := d.operatorAddress(ctx, urls)
+	a, err := d.OperatorAddress(ctx, urls)
 	switch {
 	case err != nil && len(prev.Sources) > 0:
 		out.CIDRs, out.Stale = prev.Sources, err
@@ -155,7 +119,7 @@ func (d *Deps) planFirewall(ctx context.Context, env *engine.Env, p *engine.Plan
 	}
 	err = add(item, keyFirewall, func() (engine.PlanItem, error) {
 		id := env.State.ClusterID()
-		return planItem(ctx, env.State, keyFirewall, firewallLabels(sp, id), firewallOps(c, sp, id, src.CIDRs), item)
+		return planFirewallItem(ctx, c, env, firewallWant(sp, id, src.CIDRs), item)
 	})
 	if err != nil {
 		return err
@@ -177,6 +141,16 @@ func (d *Deps) planFirewall(ctx context.Context, env *engine.Env, p *engine.Plan
 		p.Notes = append(p.Notes, "endpoint.mode loadbalancer: Hetzner firewalls do not filter load balancers, so the API load balancer forwards 6443 and 50000 from anywhere; firewall.allow protects only the servers' own public addresses")
 	}
 	return nil
+}
+
+// admits reports whether the firewall's rules let ip in: both API rules
+// carry the same source ranges (firewallRules), so ip must be inside one
+// of them. Pre-flight and apply's lockout refusal ask this one question.
+func admits(sources []string, ip netip.Addr) bool {
+	return slices.ContainsFunc(sources, func(c string) bool {
+		p, err := netip.ParsePrefix(c)
+		return err == nil && p.Contains(ip)
+	})
 }
 
 // lockout is a firewall.allow that does not admit the operator's own
@@ -208,16 +182,13 @@ func (d *Deps) lockedOut(ctx context.Context, sp *spec.Spec, src fwSources) *loc
 	if src.Detected {
 		return nil
 	}
-	a, err := d.operatorAddress(ctx, d.echoURLs(sp))
+	a, err := d.OperatorAddress(ctx, d.EchoURLs(sp))
 	if err != nil {
 		return nil
 	}
 	var outside []string
 	for _, ip := range []netip.Addr{a.IPv4, a.IPv6} {
-		if ip.IsValid() && !slices.ContainsFunc(src.CIDRs, func(c string) bool {
-			p, err := netip.ParsePrefix(c)
-			return err == nil && p.Contains(ip)
-		}) {
+		if ip.IsValid() && !admits(src.CIDRs, ip) {
 			outside = append(outside, ip.String())
 		}
 	}
@@ -301,8 +272,8 @@ func sameSet(a, b []string) bool {
 // The wizard records them in firewall.allow, so plan and apply use exactly
 // what the operator saw and confirmed.
 func OperatorSources(ctx context.Context, d *Deps, sp *spec.Spec) (sources []string, from string, err error) {
-	urls := d.echoURLs(sp)
-	a, err := d.operatorAddress(ctx, urls)
+	urls := d.EchoURLs(sp)
+	a, err := d.OperatorAddress(ctx, urls)
 	if err != nil {
 		return nil, strings.Join(urls, ", "), err
 	}

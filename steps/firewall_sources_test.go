@@ -66,7 +66,7 @@ func TestFirewallAdmitsOnlyTheOperator(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string][]string{"50000": {"127.0.0.1/32"}, "6443": {"127.0.0.1/32"}}
-	if got := firewallSourcesOf(t, d, w.spec); !mapsEqual(got, want) {
+	if got := firewallSourcesOf(t, d, w.Spec); !mapsEqual(got, want) {
 		t.Errorf("firewall sources = %v, want %v", got, want)
 	}
 
@@ -101,7 +101,7 @@ func TestFirewallAdmitsOnlyTheOperator(t *testing.T) {
 		t.Errorf("update events = %+v", updates)
 	}
 	want = map[string][]string{"50000": {"203.0.113.7/32", "2001:db8:5:6::/64"}, "6443": {"203.0.113.7/32", "2001:db8:5:6::/64"}}
-	if got := firewallSourcesOf(t, d2, w.spec); !mapsEqual(got, want) {
+	if got := firewallSourcesOf(t, d2, w.Spec); !mapsEqual(got, want) {
 		t.Errorf("firewall sources after the move = %v, want %v", got, want)
 	}
 	if p := planItems(t, d2, env2); slices.ContainsFunc(p.Items, func(i engine.PlanItem) bool { return i.Action == engine.ActionUpdate }) {
@@ -145,7 +145,7 @@ func TestFirewallPlanNotes(t *testing.T) {
 		t.Errorf("apply's sources: err = %v, want the error naming firewall.allow", err)
 	}
 
-	open := *w.spec
+	open := *w.Spec
 	open.Firewall.Allow = []string{"0.0.0.0/0", "::/0"}
 	env.Spec = &open
 	p = planItems(t, d, env)
@@ -153,7 +153,7 @@ func TestFirewallPlanNotes(t *testing.T) {
 		t.Errorf("open firewall notes = %v", p.Notes)
 	}
 
-	lb := *w.spec
+	lb := *w.Spec
 	lb.Firewall.Allow = []string{"198.51.100.0/24"}
 	lb.Endpoint.Mode = spec.EndpointLoadBalancer
 	env.Spec = &lb

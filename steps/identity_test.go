@@ -12,6 +12,7 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/internal/testworld"
 )
 
 // TestSecondCheckoutCannotTouchTheFirst is issue 21's "done when": a
@@ -28,31 +29,31 @@ func TestSecondCheckoutCannotTouchTheFirst(t *testing.T) {
 	if len(first) != 32 {
 		t.Fatalf("cluster ID %q, want 32 hex characters", first)
 	}
-	for _, s := range w.sb.HCloud.Servers() {
+	for _, s := range w.SB.HCloud.Servers() {
 		if s.Labels[cloud.LabelClusterID] != first {
 			t.Errorf("server %s labels %v lack the cluster ID", s.Name, s.Labels)
 		}
 	}
 	d := w.deps()
-	c, err := d.HCloud(context.Background(), w.spec)
+	c, err := d.HCloud(context.Background(), w.Spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	fwBefore := liveFirewallRules(t, c, w.spec.Name)
+	fwBefore := liveFirewallRules(t, c, w.Spec.Name)
 
 	other, err := spec.Load("../examples/seed.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	other.Firewall.Allow = []string{"203.0.113.7/32"}
-	w2 := &world{sb: w.sb, dir: filepath.Join(t.TempDir(), ".ohmytalos", other.Name), spec: other}
+	w2 := &world{&testworld.World{SB: w.SB, Dir: filepath.Join(t.TempDir(), ".ohmytalos", other.Name), Spec: other}}
 
 	// apply --only pools: refused, nothing changed.
 	err = engine.New(All(w2.deps())...).Run(context.Background(), w2.env(t), engine.Options{Only: StepPools}, nil)
 	if err == nil || !strings.Contains(err.Error(), "another checkout or cluster of the same name owns it") {
 		t.Fatalf("second checkout's apply --only pools: %v, want a refusal naming the owner", err)
 	}
-	if got := liveFirewallRules(t, c, w.spec.Name); got != fwBefore {
+	if got := liveFirewallRules(t, c, w.Spec.Name); got != fwBefore {
 		t.Errorf("the first cluster's firewall changed: %s -> %s", fwBefore, got)
 	}
 	// plan says the same.
@@ -70,18 +71,18 @@ func TestStateWithoutIDGetsOneAndLabelsOnlyItsResources(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := w.deps()
-	c, err := d.HCloud(context.Background(), w.spec)
+	c, err := d.HCloud(context.Background(), w.Spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Make it a state from before cluster IDs: no ID anywhere.
 	stripIDs(t, c)
-	if err := os.Remove(filepath.Join(w.dir, "secrets", "cluster-id")); err != nil {
+	if err := os.Remove(filepath.Join(w.Dir, "secrets", "cluster-id")); err != nil {
 		t.Fatal(err)
 	}
-	b, _ := os.ReadFile(filepath.Join(w.dir, "state.json"))
+	b, _ := os.ReadFile(filepath.Join(w.Dir, "state.json"))
 	b = []byte(strings.Replace(string(b), `"clusterID": "`+w.env(t).State.ClusterID()+`",`, "", 1))
-	if err := os.WriteFile(filepath.Join(w.dir, "state.json"), b, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(w.Dir, "state.json"), b, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if id := w.env(t).State.ClusterID(); id != "" {
@@ -90,7 +91,7 @@ func TestStateWithoutIDGetsOneAndLabelsOnlyItsResources(t *testing.T) {
 	// A stray server with the cluster's name, not in the state.
 	if _, _, err := c.Server.Create(context.Background(), hcloud.ServerCreateOpts{Name: "stray", ServerType: &hcloud.ServerType{Name: "cpx22"},
 		Image: &hcloud.Image{Name: "debian-12"}, Location: &hcloud.Location{Name: "nbg1"},
-		Labels: cloud.ClusterLabels(w.spec.Name, "worker", nil)}); err != nil {
+		Labels: cloud.ClusterLabels(w.Spec.Name, "worker", nil)}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := w.apply(t, context.Background(), nil); err != nil {
@@ -100,7 +101,7 @@ func TestStateWithoutIDGetsOneAndLabelsOnlyItsResources(t *testing.T) {
 	if id == "" {
 		t.Fatal("no cluster ID after apply")
 	}
-	for _, s := range w.sb.HCloud.Servers() {
+	for _, s := range w.SB.HCloud.Servers() {
 		got := s.Labels[cloud.LabelClusterID]
 		if s.Name == "stray" && got != "" {
 			t.Errorf("the stray server got the ID")

@@ -84,17 +84,10 @@ func imageNeeds(sp *spec.Spec) ([]need, map[string]string, error) {
 	return out, ids, nil
 }
 
-func (d *Deps) factoryURL() string {
-	if d.FactoryURL != "" {
-		return d.FactoryURL
-	}
-	return factory.DefaultBaseURL
-}
-
 // installer is the installer image of a node's schematic.
 func (d *Deps) installer(id, version string) string {
 	host := "factory.talos.dev"
-	if u, err := url.Parse(d.factoryURL()); err == nil && u.Host != "" {
+	if u, err := url.Parse(d.FactoryBaseURL()); err == nil && u.Host != "" {
 		host = u.Host
 	}
 	return factory.InstallerImage(host, id, version)
@@ -145,7 +138,7 @@ func (s *Images) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) e
 		data.Snapshots = map[string]int64{}
 	}
 	data.Schematics = ids
-	fc := factory.NewClient(s.d.factoryURL(), s.d.HTTP)
+	fc := s.d.Factory()
 	names := make([]string, 0, len(ids))
 	for n := range ids {
 		names = append(names, n)
@@ -174,7 +167,7 @@ func (s *Images) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) e
 	for _, n := range needs {
 		reqs = append(reqs, imaging.Request{
 			Key:      n.key,
-			ImageURL: factory.DiskImageURL(s.d.factoryURL(), n.key.SchematicID, n.key.TalosVersion, n.key.Arch),
+			ImageURL: factory.DiskImageURL(s.d.FactoryBaseURL(), n.key.SchematicID, n.key.TalosVersion, n.key.Arch),
 			Location: sp.Location,
 		})
 	}

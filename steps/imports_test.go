@@ -12,8 +12,9 @@ import (
 const module = "github.com/ohmytalos/ohmytalos"
 
 // TestNoProvisioningPackageImportsTheSandbox walks the non-test imports of
-// every package of the module outside cmd/ and the sandbox itself: none may
-// reach internal/sandbox (cmd wires it and hands the steps plain values),
+// every package of the module outside cmd/, the sandbox itself and the
+// test support (internal/testworld and internal/testpki, which no
+// non-test file may import either): none may reach internal/sandbox (cmd wires it and hands the steps plain values),
 // and nothing under internal/ may reach steps or ui (the dependency rule
 // cmd -> ui -> steps -> internal/*).
 func TestNoProvisioningPackageImportsTheSandbox(t *testing.T) {
@@ -30,11 +31,17 @@ func TestNoProvisioningPackageImportsTheSandbox(t *testing.T) {
 		deps[p] = localImports(t, root, p)
 	}
 	sandbox := module + "/internal/sandbox"
+	testSupport := func(p string) bool { // for _test files only
+		return under(p, module+"/internal/testworld") || under(p, module+"/internal/testpki")
+	}
 	for _, p := range pkgs {
-		if under(p, module+"/cmd") || under(p, sandbox) {
+		if under(p, module+"/cmd") || under(p, sandbox) || testSupport(p) {
 			continue
 		}
 		for _, q := range reach(p, deps) {
+			if testSupport(q) {
+				t.Errorf("%s imports %s (through its non-test imports): test support is for _test files only", p, q)
+			}
 			if under(q, sandbox) {
 				t.Errorf("%s imports %s (through its non-test imports): only cmd may wire the sandbox", p, q)
 			}

@@ -104,7 +104,7 @@ func TestBootstrapKubeconfigNamesPublicAddresses(t *testing.T) {
 		t.Fatal(err)
 	}
 	public := map[string]string{}
-	for _, s := range w.sb.HCloud.Servers() {
+	for _, s := range w.SB.HCloud.Servers() {
 		public[s.Name] = s.PublicIPv4
 	}
 	v := parseView(t, kc)
@@ -123,7 +123,7 @@ func TestBootstrapKubeconfigNamesPublicAddresses(t *testing.T) {
 			t.Errorf("no cluster entry for %s (%s): %v", n, public[n], seen)
 		}
 	}
-	if sans := controlPlaneSANs(&engine.Env{Spec: w.spec, State: env.State}); len(sans) != 3 {
+	if sans := controlPlaneSANs(&engine.Env{Spec: w.Spec, State: env.State}); len(sans) != 3 {
 		t.Errorf("recorded control plane SANs = %v", sans)
 	}
 }

@@ -12,11 +12,56 @@ import (
 )
 
 // loadBalancer ensures a load balancer in the network with a label-selector
-// target over private IPs and TCP services on its ports; it returns the
+// target over private IPs and TCP services on its ports: found, else
+// created, checkpointed, then its type, services, targets, network and
+// labels set in place (another location is reported). It returns the
 // create action to wait for (nil when it already existed).
 func (s *Pools) loadBalancer(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit, netw *hcloud.Network, lb lbSpec) (*hcloud.Action, error) {
-	_, acts, err := ensure(ctx, env, emit, s.Name(), lb.key, lb.labels, loadBalancerOps(s.d.loadBalancerService(c), lbWant(env.Spec, lb, netw)))
-	return firstAction(acts), err
+	svc, w := s.d.loadBalancerService(c), lbWant(env.Spec, lb, netw)
+	q := query(env.State, lb.key, lb.labels)
+	got, found, err := svc.Find(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	var act *hcloud.Action
+	if !found {
+		var r loadbalancer.Created
+		var adopted bool
+		r, err = svc.Create(ctx, w)
+		if got, adopted, err = adopt(ctx, svc, q, r.LoadBalancer, err); err != nil {
+			return nil, err
+		}
+		if !adopted {
+			act = r.Action
+		}
+	}
+	res, err := checkpoint(env, s.Name(), lb.key, svc.Kind(), svc.Meta(got))
+	if err != nil {
+		return act, err
+	}
+	if !found {
+		emitCreated(emit, res, got.ID, "")
+		return act, nil
+	}
+	d := svc.Plan(got, w)
+	changes := lbChanges(got, w, d)
+	if needsUpdate(changes) {
+		if err := svc.Reconcile(ctx, got, w, d); err != nil {
+			return nil, updateError(res, err)
+		}
+	}
+	emitChanges(emit, res, got.ID, changes)
+	return nil, nil
+}
+
+// planLoadBalancer is item with what apply would do to a load balancer.
+func (d *Deps) planLoadBalancer(ctx context.Context, c *hcloud.Client, env *engine.Env, netw *hcloud.Network, lb lbSpec, item engine.PlanItem) (engine.PlanItem, error) {
+	svc, w := d.loadBalancerService(c), lbWant(env.Spec, lb, netw)
+	got, found, err := svc.Find(ctx, query(env.State, lb.key, lb.labels))
+	if err != nil || !found {
+		return planned(item, found, nil), err
+	}
+	return planned(item, true, lbChanges(got, w, svc.Plan(got, w))), nil
 }
 
 // loadBalancerService reconciles load balancers through c, retrying while
@@ -29,29 +74,6 @@ func (d *Deps) loadBalancerService(c *hcloud.Client) *loadbalancer.Service {
 func lbWant(sp *spec.Spec, lb lbSpec, netw *hcloud.Network) loadbalancer.Want {
 	return loadbalancer.Want{Name: lb.name, Labels: lb.labels, Type: sp.LoadBalancer.Type, Location: sp.LoadBalancer.Location,
 		Target: lb.target, Ports: lb.ports, Network: netw}
-}
-
-// loadBalancerOps hands the load balancer service to ensure and planItem:
-// the typed diff (svc.Plan) is shown through lbChanges and made by
-// svc.Reconcile, never read back from the display strings.
-func loadBalancerOps(svc *loadbalancer.Service, w loadbalancer.Want) resourceOps[*hcloud.LoadBalancer] {
-	return resourceOps[*hcloud.LoadBalancer]{
-		kind: "load-balancer",
-		get:  svc.Get,
-		list: svc.List,
-		create: func(ctx context.Context) (*hcloud.LoadBalancer, []*hcloud.Action, error) {
-			r, err := svc.Create(ctx, w)
-			return r.LoadBalancer, []*hcloud.Action{r.Action}, err
-		},
-		id:     func(l *hcloud.LoadBalancer) int64 { return l.ID },
-		name:   func(l *hcloud.LoadBalancer) string { return l.Name },
-		isNil:  func(l *hcloud.LoadBalancer) bool { return l == nil },
-		labels: func(l *hcloud.LoadBalancer) map[string]string { return l.Labels },
-		diff:   func(l *hcloud.LoadBalancer) []engine.Change { return lbChanges(l, w, svc.Plan(l, w)) },
-		update: func(ctx context.Context, l *hcloud.LoadBalancer, _ []engine.Change) (*hcloud.LoadBalancer, error) {
-			return l, svc.Reconcile(ctx, l, w, svc.Plan(l, w))
-		},
-	}
 }
 
 // lbChanges shows a load balancer diff for plan and events: type,

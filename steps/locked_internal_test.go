@@ -8,6 +8,7 @@ import (
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 
+	"github.com/ohmytalos/ohmytalos/internal/clients"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/hcloudfake"
 )
 
@@ -29,7 +30,7 @@ func TestWhileLockedRetriesLockedServers(t *testing.T) {
 	if _, _, err := c.Server.Poweron(ctx, res.Server); !hcloud.IsError(err, hcloud.ErrorCodeLocked) {
 		t.Fatalf("poweron during create: %v, want locked", err)
 	}
-	d := &Deps{PollInterval: 20 * time.Millisecond}
+	d := &Deps{Set: &clients.Set{PollInterval: 20 * time.Millisecond}}
 	tries := 0
 	err = d.whileLocked(ctx, func() error {
 		tries++

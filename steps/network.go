@@ -38,23 +38,10 @@ func subnets(s *spec.Spec) []string {
 	return out
 }
 
-// networkLookup finds the cluster network (by stored ID, then labels).
-func networkLookup(svc *network.Service) resourceOps[*hcloud.Network] {
-	return resourceOps[*hcloud.Network]{
-		kind:   "network",
-		get:    svc.Get,
-		list:   svc.List,
-		id:     func(n *hcloud.Network) int64 { return n.ID },
-		name:   func(n *hcloud.Network) string { return n.Name },
-		isNil:  func(n *hcloud.Network) bool { return n == nil },
-		labels: func(n *hcloud.Network) map[string]string { return n.Labels },
-	}
-}
-
 // findNetwork looks the network up by stored ID, then by labels; nil when
 // there is none.
 func findNetwork(ctx context.Context, c *hcloud.Client, st *state.Store, name string) (*hcloud.Network, error) {
-	n, _, err := find(ctx, st, keyNetwork, networkLabels(name, st.ClusterID()), networkLookup(network.New(&c.Network, &c.Action)))
+	n, _, err := network.New(&c.Network, &c.Action).Find(ctx, query(st, keyNetwork, networkLabels(name, st.ClusterID())))
 	return n, err
 }
 
@@ -67,22 +54,6 @@ const (
 // networkWant is the network the spec needs.
 func networkWant(sp *spec.Spec, id string) network.Want {
 	return network.Want{Name: sp.Name, Labels: networkLabels(sp.Name, id), IPRange: sp.Network.CIDR, Zone: sp.Network.Zone, Subnets: subnets(sp)}
-}
-
-// networkOps hands the network service to ensure: labels and missing
-// subnets in place; another IP range needs a new network.
-func networkOps(svc *network.Service, w network.Want) resourceOps[*hcloud.Network] {
-	ops := networkLookup(svc)
-	ops.create = func(ctx context.Context) (*hcloud.Network, []*hcloud.Action, error) {
-		n, err := svc.Create(ctx, w)
-		return n, nil, err
-	}
-	ops.detail = func(*hcloud.Network) string { return fmt.Sprintf("%s with %d subnets", w.IPRange, len(w.Subnets)) }
-	ops.diff = func(n *hcloud.Network) []engine.Change { return networkChanges(n, w, svc.Plan(n, w)) }
-	ops.update = func(ctx context.Context, n *hcloud.Network, _ []engine.Change) (*hcloud.Network, error) {
-		return n, svc.Reconcile(ctx, n, w, svc.Plan(n, w))
-	}
-	return ops
 }
 
 // networkChanges shows a network diff for plan and events.
@@ -114,7 +85,7 @@ func (s *Network) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error
 	var n *hcloud.Network
 	if c := s.d.planClient(ctx, env, &p); c != nil {
 		svc, w := network.New(&c.Network, &c.Action), networkWant(sp, env.State.ClusterID())
-		got, found, err := find(ctx, env.State, keyNetwork, w.Labels, networkLookup(svc))
+		got, found, err := svc.Find(ctx, query(env.State, keyNetwork, w.Labels))
 		if err != nil {
 			return p, err
 		}
@@ -154,12 +125,45 @@ func (s *Network) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) 
 	if err != nil {
 		return err
 	}
-	w := networkWant(sp, id)
-	n, _, err := ensure(ctx, env, emit, s.Name(), keyNetwork, w.Labels, networkOps(network.New(&c.Network, &c.Action), w))
+	n, err := s.ensure(ctx, network.New(&c.Network, &c.Action), env, emit, networkWant(sp, id))
 	if err != nil {
 		return err
 	}
 	return s.record(env, n)
+}
+
+// ensure finds the network, else creates it, checkpoints it, then adds
+// the missing subnets and sets the labels in place; another IP range
+// needs a new network and is reported.
+func (s *Network) ensure(ctx context.Context, svc *network.Service, env *engine.Env, emit engine.Emit, w network.Want) (*hcloud.Network, error) {
+	q := query(env.State, keyNetwork, w.Labels)
+	n, found, err := svc.Find(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		n, err = svc.Create(ctx, w)
+		if n, _, err = adopt(ctx, svc, q, n, err); err != nil {
+			return nil, err
+		}
+	}
+	res, err := checkpoint(env, s.Name(), keyNetwork, svc.Kind(), svc.Meta(n))
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		emitCreated(emit, res, n.ID, fmt.Sprintf("%s with %d subnets", w.IPRange, len(w.Subnets)))
+		return n, nil
+	}
+	d := svc.Plan(n, w)
+	changes := networkChanges(n, w, d)
+	if needsUpdate(changes) {
+		if err := svc.Reconcile(ctx, n, w, d); err != nil {
+			return nil, updateError(res, err)
+		}
+	}
+	emitChanges(emit, res, n.ID, changes)
+	return n, nil
 }
 
 // record checkpoints the network and the subnets it has.

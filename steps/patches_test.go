@@ -58,7 +58,7 @@ func TestBadPatchFailsAtPlan(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "pools[0].patches[0]") || !strings.Contains(err.Error(), "JSON 6902") {
 		t.Fatalf("plan error = %v, want it to name pools[0].patches[0] and why", err)
 	}
-	if n := len(w.sb.HCloud.Servers()); n != 0 {
+	if n := len(w.SB.HCloud.Servers()); n != 0 {
 		t.Errorf("%d servers exist after a failed plan", n)
 	}
 }
@@ -155,7 +155,7 @@ func (w *world) reload(t *testing.T, path string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.spec = sp
+	w.Spec = sp
 }
 
 // boots is how often each node booted, by node name.
@@ -163,12 +163,12 @@ func (w *world) boots(t *testing.T) map[string]int {
 	t.Helper()
 	env := w.env(t)
 	out := map[string]int{}
-	for _, n := range w.spec.Nodes() {
+	for _, n := range w.Spec.Nodes() {
 		r, ok := env.State.Resource(serverKey(n.Name))
 		if !ok {
 			t.Fatalf("no server recorded for %s", n.Name)
 		}
-		tn := w.sb.Talos.Node(r.ID)
+		tn := w.SB.Talos.Node(r.ID)
 		if tn == nil {
 			t.Fatalf("no Talos node for %s", n.Name)
 		}

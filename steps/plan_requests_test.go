@@ -19,11 +19,11 @@ import (
 // planRequests plans w's spec and returns the product's requests by route.
 func planRequests(t *testing.T, w *world) map[string]int {
 	t.Helper()
-	before := w.sb.HCloud.Stats().ByAgent["ohmytalos"]
+	before := w.SB.HCloud.Stats().ByAgent["ohmytalos"]
 	if _, err := engine.New(All(w.deps())...).Plan(context.Background(), w.env(t)); err != nil {
 		t.Fatal(err)
 	}
-	out := maps.Clone(w.sb.HCloud.Stats().ByAgent["ohmytalos"])
+	out := maps.Clone(w.SB.HCloud.Stats().ByAgent["ohmytalos"])
 	for k, v := range before {
 		out[k] -= v
 		if out[k] == 0 {
@@ -53,8 +53,8 @@ func TestPlanListsAreConstant(t *testing.T) {
 	w := newWorld(t, "../examples/seed.yaml")
 	seed := planRequests(t, w)
 	big := newWorld(t, "../examples/seed.yaml")
-	tenfold(big.spec)
-	if ps := big.spec.Validate(); len(ps) > 0 {
+	tenfold(big.Spec)
+	if ps := big.Spec.Validate(); len(ps) > 0 {
 		t.Fatal(ps)
 	}
 	large := planRequests(t, big)
@@ -91,7 +91,7 @@ func TestPlanOfAnAppliedClusterListsOnce(t *testing.T) {
 // with a message, instead of hcloud-go retrying it.
 func TestPlanStopsAtTheFirst429(t *testing.T) {
 	w := newWorld(t, "../examples/seed.yaml")
-	w.sb.HCloud.InjectStatus("", "/", http.StatusTooManyRequests, 1000)
+	w.SB.HCloud.InjectStatus("", "/", http.StatusTooManyRequests, 1000)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	_, err := engine.New(All(w.deps())...).Plan(ctx, w.env(t))
@@ -99,7 +99,7 @@ func TestPlanStopsAtTheFirst429(t *testing.T) {
 	if !errors.As(err, &rl) || !strings.Contains(err.Error(), "429 rate_limit_exceeded") || !strings.Contains(err.Error(), "stopped rather than wait") {
 		t.Fatalf("plan: %v, want the rate limit's message", err)
 	}
-	if n := w.sb.HCloud.Stats().RateLimited; n != 1 {
+	if n := w.SB.HCloud.Stats().RateLimited; n != 1 {
 		t.Errorf("plan sent %d requests answered 429, want to stop at the first", n)
 	}
 }

@@ -107,8 +107,12 @@ func (s *Pools) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error) 
 	for _, g := range placementGroups(sp, env.State.ClusterID()) {
 		item := engine.PlanItem{Kind: "placement-group", Name: g.name, Detail: "spread"}
 		if err := add(item, g.key, func() (engine.PlanItem, error) {
-			ops := prefetched(placementGroupOps(c, g), groups, func(pg *hcloud.PlacementGroup) map[string]string { return pg.Labels })
-			return planItem(ctx, env.State, g.key, g.labels, ops, item)
+			svc, w := placementgroup.New(&c.PlacementGroup), pgWant(g)
+			got, found, err := svc.Listed(groups).Find(ctx, query(env.State, g.key, g.labels))
+			if err != nil || !found {
+				return planned(item, found, nil), err
+			}
+			return planned(item, found, placementGroupChanges(got, svc.Plan(got, w))), nil
 		}); err != nil {
 			return p, err
 		}
@@ -119,7 +123,7 @@ func (s *Pools) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error) 
 	for _, lb := range loadBalancerSpecs(sp, env.State.ClusterID()) {
 		item := engine.PlanItem{Kind: "load-balancer", Name: lb.name, Detail: lb.detail}
 		if err := add(item, lb.key, func() (engine.PlanItem, error) {
-			return planItem(ctx, env.State, lb.key, lb.labels, loadBalancerOps(s.d.loadBalancerService(c), lbWant(sp, lb, netw)), item)
+			return s.d.planLoadBalancer(ctx, c, env, netw, lb, item)
 		}); err != nil {
 			return p, err
 		}
@@ -232,8 +236,8 @@ func (d *Deps) waitLBActions(ctx context.Context, c *hcloud.Client, env *engine.
 		switch {
 		case errors.As(err, &ae):
 			failed = append(failed, fmt.Sprintf("%s: %v", r.Name, err))
-			if _, derr := c.LoadBalancer.Delete(ctx, &hcloud.LoadBalancer{ID: r.ID}); derr != nil && !cloud.IsNotFound(derr) {
-				return nil, fmt.Errorf("delete the failed load balancer %s: %w", r.Name, derr)
+			if err := deleteLoadBalancer(ctx, d.waiter(c), c, r.ID); err != nil {
+				return nil, fmt.Errorf("delete the failed load balancer %s: %w", r.Name, err)
 			}
 			if err := env.State.DeleteResource(key); err != nil {
 				return nil, err
@@ -254,33 +258,43 @@ func (d *Deps) waitLBActions(ctx context.Context, c *hcloud.Client, env *engine.
 	return failed, nil
 }
 
+// placementGroup finds the group, else creates it, checkpoints it, then
+// sets its labels in place; another type needs a new group and is
+// reported.
 func (s *Pools) placementGroup(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit, g pgSpec) (*hcloud.PlacementGroup, error) {
-	pg, _, err := ensure(ctx, env, emit, s.Name(), g.key, g.labels, placementGroupOps(c, g))
-	return pg, err
+	svc, w := placementgroup.New(&c.PlacementGroup), pgWant(g)
+	q := query(env.State, g.key, g.labels)
+	pg, found, err := svc.Find(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		pg, err = svc.Create(ctx, w)
+		if pg, _, err = adopt(ctx, svc, q, pg, err); err != nil {
+			return nil, err
+		}
+	}
+	res, err := checkpoint(env, s.Name(), g.key, svc.Kind(), svc.Meta(pg))
+	if err != nil {
+		return nil, err
+	}
+	if !found {
+		emitCreated(emit, res, pg.ID, "")
+		return pg, nil
+	}
+	d := svc.Plan(pg, w)
+	changes := placementGroupChanges(pg, d)
+	if needsUpdate(changes) {
+		if pg, err = svc.Reconcile(ctx, pg, w, d); err != nil {
+			return nil, updateError(res, err)
+		}
+	}
+	emitChanges(emit, res, pg.ID, changes)
+	return pg, nil
 }
 
-// placementGroupOps hands the placement group service to ensure and
-// planItem: labels in place; another type needs a new group.
-func placementGroupOps(c *hcloud.Client, g pgSpec) resourceOps[*hcloud.PlacementGroup] {
-	svc, w := placementgroup.New(&c.PlacementGroup), placementgroup.Want{Name: g.name, Labels: g.labels}
-	return resourceOps[*hcloud.PlacementGroup]{
-		kind: "placement-group",
-		get:  svc.Get,
-		list: svc.List,
-		create: func(ctx context.Context) (*hcloud.PlacementGroup, []*hcloud.Action, error) {
-			pg, err := svc.Create(ctx, w)
-			return pg, nil, err
-		},
-		id:     func(p *hcloud.PlacementGroup) int64 { return p.ID },
-		name:   func(p *hcloud.PlacementGroup) string { return p.Name },
-		isNil:  func(p *hcloud.PlacementGroup) bool { return p == nil },
-		labels: func(p *hcloud.PlacementGroup) map[string]string { return p.Labels },
-		diff:   func(p *hcloud.PlacementGroup) []engine.Change { return placementGroupChanges(p, svc.Plan(p, w)) },
-		update: func(ctx context.Context, p *hcloud.PlacementGroup, _ []engine.Change) (*hcloud.PlacementGroup, error) {
-			return svc.Reconcile(ctx, p, w, svc.Plan(p, w))
-		},
-	}
-}
+// pgWant is the spread group g the spec needs.
+func pgWant(g pgSpec) placementgroup.Want { return placementgroup.Want{Name: g.name, Labels: g.labels} }
 
 // placementGroupChanges shows a placement group diff for plan and events.
 func placementGroupChanges(p *hcloud.PlacementGroup, d placementgroup.Diff) []engine.Change {
@@ -306,8 +320,24 @@ func (s *Pools) firewall(ctx context.Context, c *hcloud.Client, env *engine.Env,
 	if err := s.d.refuseLockout(ctx, env, src, emit); err != nil {
 		return err
 	}
-	if _, _, err := ensure(ctx, env, emit, s.Name(), keyFirewall, firewallLabels(sp, id), firewallOps(c, sp, id, src.CIDRs)); err != nil {
+	if err := ensureFirewall(ctx, c, env, emit, s.Name(), firewallWant(sp, id, src.CIDRs)); err != nil {
 		return err
 	}
 	return src.record(env)
+}
+
+// deleteLoadBalancer deletes a load balancer and waits for the deletion's
+// action (Hetzner answers a delete with one since 2026-10-05; hcloud-go's
+// LoadBalancerClient.DeleteWithResult). NotFound is success.
+func deleteLoadBalancer(ctx context.Context, w cloud.Waiter, c *hcloud.Client, id int64) error {
+	r, _, err := c.LoadBalancer.DeleteWithResult(ctx, &hcloud.LoadBalancer{ID: id})
+	switch {
+	case cloud.IsNotFound(err):
+		return nil
+	case err != nil:
+		return err
+	case r.Action == nil || r.Action.ID == 0:
+		return nil
+	}
+	return w.WaitFor(ctx, r.Action)
 }

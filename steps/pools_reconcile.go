@@ -26,30 +26,57 @@ const (
 	fieldService   = "service :" // + listen port, for display only
 )
 
-// firewallOps hands the firewall service to ensure and planItem: its
-// rules admitting sources (see firewallSources), the label selector it
-// applies to and its labels, all in place. The typed diff (svc.Plan) is
-// shown through firewallChanges and made by svc.Reconcile.
-func firewallOps(c *hcloud.Client, sp *spec.Spec, id string, sources []string) resourceOps[*hcloud.Firewall] {
+// firewallWant is the firewall admitting sources (see firewallSources)
+// to the Talos and Kubernetes APIs of the cluster's servers, by label
+// selector.
+func firewallWant(sp *spec.Spec, id string, sources []string) firewall.Want {
+	return firewall.Want{Name: sp.Name, Labels: firewallLabels(sp, id), Rules: firewallRules(sources), Selector: cloud.ClusterSelector(sp.Name)}
+}
+
+// ensureFirewall finds the firewall, else creates it, checkpoints it,
+// then sets its rules, the label selector it applies to and its labels,
+// all in place. The typed diff (svc.Plan) is shown through
+// firewallChanges and made by svc.Reconcile.
+func ensureFirewall(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit, step engine.StepName, w firewall.Want) error {
 	svc := firewall.New(&c.Firewall, &c.Action)
-	w := firewall.Want{Name: sp.Name, Labels: firewallLabels(sp, id), Rules: firewallRules(sources), Selector: cloud.ClusterSelector(sp.Name)}
-	return resourceOps[*hcloud.Firewall]{
-		kind: "firewall",
-		get:  svc.Get,
-		list: svc.List,
-		create: func(ctx context.Context) (*hcloud.Firewall, []*hcloud.Action, error) {
-			f, err := svc.Create(ctx, w)
-			return f, nil, err
-		},
-		id:     func(f *hcloud.Firewall) int64 { return f.ID },
-		name:   func(f *hcloud.Firewall) string { return f.Name },
-		isNil:  func(f *hcloud.Firewall) bool { return f == nil },
-		labels: func(f *hcloud.Firewall) map[string]string { return f.Labels },
-		diff:   func(f *hcloud.Firewall) []engine.Change { return firewallChanges(f, w, svc.Plan(f, w)) },
-		update: func(ctx context.Context, f *hcloud.Firewall, _ []engine.Change) (*hcloud.Firewall, error) {
-			return f, svc.Reconcile(ctx, f, w, svc.Plan(f, w))
-		},
+	q := query(env.State, keyFirewall, w.Labels)
+	f, found, err := svc.Find(ctx, q)
+	if err != nil {
+		return err
 	}
+	if !found {
+		f, err = svc.Create(ctx, w)
+		if f, _, err = adopt(ctx, svc, q, f, err); err != nil {
+			return err
+		}
+	}
+	res, err := checkpoint(env, step, keyFirewall, svc.Kind(), svc.Meta(f))
+	if err != nil {
+		return err
+	}
+	if !found {
+		emitCreated(emit, res, f.ID, "")
+		return nil
+	}
+	d := svc.Plan(f, w)
+	changes := firewallChanges(f, w, d)
+	if needsUpdate(changes) {
+		if err := svc.Reconcile(ctx, f, w, d); err != nil {
+			return updateError(res, err)
+		}
+	}
+	emitChanges(emit, res, f.ID, changes)
+	return nil
+}
+
+// planFirewallItem is item with what apply would do to the firewall.
+func planFirewallItem(ctx context.Context, c *hcloud.Client, env *engine.Env, w firewall.Want, item engine.PlanItem) (engine.PlanItem, error) {
+	svc := firewall.New(&c.Firewall, &c.Action)
+	f, found, err := svc.Find(ctx, query(env.State, keyFirewall, w.Labels))
+	if err != nil || !found {
+		return planned(item, found, nil), err
+	}
+	return planned(item, true, firewallChanges(f, w, svc.Plan(f, w))), nil
 }
 
 // firewallChanges shows a firewall diff for plan and events.

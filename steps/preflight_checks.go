@@ -3,9 +3,7 @@ package steps
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/netip"
-	"slices"
 	"sort"
 	"strings"
 
@@ -99,7 +97,7 @@ func (d *Deps) reachFindings(ctx context.Context, env *engine.Env) []Finding {
 			Reason: "your address could not be detected, so the firewall would admit no one to the Talos and Kubernetes APIs: " + err.Error(),
 			Fix:    "check this machine's internet access (or firewall.ipEchoURL), or list your address in firewall.allow"}}
 	}
-	me, err := d.operatorAddress(ctx, d.echoURLs(sp))
+	me, err := d.OperatorAddress(ctx, d.EchoURLs(sp))
 	if err != nil {
 		if src.Stale != nil {
 			return []Finding{{Check: CheckReach, Severity: SeverityWarning, Field: "firewall.allow",
@@ -136,25 +134,4 @@ func (d *Deps) reachFindings(ctx context.Context, env *engine.Env) []Finding {
 		Reason: fmt.Sprintf("the firewall will admit %v to ports 50000 (Talos) and 6443 (Kubernetes) and does not admit your address %v: apply would lock this machine out", src.CIDRs, tried),
 		Fix: fmt.Sprintf("add %s to firewall.allow, or remove firewall.allow to admit only your address; "+
 			"if another machine or a VPN reaches the nodes, run apply with --allow-lockout", strings.Join(me.Sources(), ", "))}}
-}
-
-// admits reports whether the firewall rules for sources let ip in on both
-// API ports.
-func admits(sources []string, ip netip.Addr) bool {
-	for _, port := range []string{"50000", "6443"} {
-		ok := false
-		for _, r := range firewallRules(sources) {
-			if r.Port == nil || *r.Port != port {
-				continue
-			}
-			ok = ok || slices.ContainsFunc(r.SourceIPs, func(n net.IPNet) bool {
-				p, err := netip.ParsePrefix(n.String())
-				return err == nil && p.Contains(ip)
-			})
-		}
-		if !ok {
-			return false
-		}
-	}
-	return true
 }

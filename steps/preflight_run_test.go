@@ -62,13 +62,13 @@ func want(t *testing.T, fs Findings, sev Severity, check, field string, parts ..
 func TestPreflightServerTypes(t *testing.T) {
 	w := newWorld(t, "../examples/seed.yaml")
 	announced := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)
-	w.sb.HCloud.Withdraw("cpx32", "", announced, announced.AddDate(0, 3, 0))
-	w.sb.HCloud.Withdraw("cpx22", "nbg1", announced, announced.AddDate(0, 1, 0))
+	w.SB.HCloud.Withdraw("cpx32", "", announced, announced.AddDate(0, 3, 0))
+	w.SB.HCloud.Withdraw("cpx22", "nbg1", announced, announced.AddDate(0, 1, 0))
 	fs := w.preflight(t)
 	want(t, fs, SeverityError, CheckTypes, "pools[0].serverType", "deprecated", "announced 2026-09-01, unavailable after 2026-12-01", "try ")
 	want(t, fs, SeverityError, CheckTypes, "controlPlane.serverType", "not orderable in nbg1", "unavailable after 2026-10-01")
 
-	w.spec.Pools[0].ServerType = "cpx99"
+	w.Spec.Pools[0].ServerType = "cpx99"
 	want(t, w.preflight(t), SeverityError, CheckTypes, "pools[0].serverType", "does not exist")
 }
 
@@ -91,8 +91,8 @@ func TestPreflightLimits(t *testing.T) {
 	// No limits stated: 12 servers pass Hetzner's usual 10 only as a warning.
 	want(t, w.preflight(t), SeverityWarning, CheckLimits, "limits.servers", "creates 5 servers", "the 7 the project holds", "12")
 
-	w.spec.Limits = &spec.Limits{Servers: 10, PrimaryIPs: 20, Volumes: 1}
-	w.spec.Pools[0].VolumeSize = 20
+	w.Spec.Limits = &spec.Limits{Servers: 10, PrimaryIPs: 20, Volumes: 1}
+	w.Spec.Pools[0].VolumeSize = 20
 	fs := w.preflight(t)
 	want(t, fs, SeverityError, CheckLimits, "limits.servers", "creates 5 servers", "12, over the project's limit", "of 10", "delete 2")
 	want(t, fs, SeverityError, CheckLimits, "limits.primaryIPs", "creates 10 primary IPs", "the 14 the project holds")
@@ -101,10 +101,10 @@ func TestPreflightLimits(t *testing.T) {
 
 func TestPreflightSnapshotsNeedABuilder(t *testing.T) {
 	w := newWorld(t, "../examples/seed.yaml")
-	w.spec.Pools[0].ServerType, w.spec.Pools[0].Location = "cax21", "fsn1"
+	w.Spec.Pools[0].ServerType, w.Spec.Pools[0].Location = "cax21", "fsn1"
 	now := time.Now()
 	for _, st := range []string{"cax11", "cax21", "cax31", "cax41"} {
-		w.sb.HCloud.Withdraw(st, "nbg1", now, now.AddDate(0, 1, 0))
+		w.SB.HCloud.Withdraw(st, "nbg1", now, now.AddDate(0, 1, 0))
 	}
 	fs := w.preflight(t)
 	want(t, fs, SeverityError, CheckSnapshots, "location", "no arm64 server type is orderable in nbg1", "fsn1")
@@ -115,9 +115,9 @@ func TestPreflightSnapshotsNeedABuilder(t *testing.T) {
 
 func TestPreflightReachability(t *testing.T) {
 	w := newWorld(t, "../examples/seed.yaml")
-	w.spec.Firewall.Allow = []string{"203.0.113.7/32"}
+	w.Spec.Firewall.Allow = []string{"203.0.113.7/32"}
 	want(t, w.preflight(t), SeverityError, CheckReach, "firewall.allow", "does not admit your address [127.0.0.1]", "--allow-lockout", "lock this machine out", "127.0.0.1/32")
-	w.spec.Firewall.Allow = []string{"203.0.113.7/32", "127.0.0.0/8"}
+	w.Spec.Firewall.Allow = []string{"203.0.113.7/32", "127.0.0.0/8"}
 	if fs := w.preflight(t); fs.Has(CheckReach, "firewall.allow") {
 		t.Errorf("an admitted address: %v", fs)
 	}
@@ -130,7 +130,7 @@ func TestPreflightBudget(t *testing.T) {
 	}
 	t.Cleanup(func() { sb.Close() })
 	w := newWorld(t, "../examples/seed.yaml")
-	w.sb = sb
+	w.SB = sb
 	want(t, w.preflight(t), SeverityError, CheckBudget, "secrets.hcloudToken", "apply needs about", "of the project's 200 are left", "wait about")
 }
 
@@ -139,13 +139,13 @@ func TestPreflightBudget(t *testing.T) {
 // the fix, and apply stops there.
 func TestCreateOverALimitSaysWhatToDo(t *testing.T) {
 	w := newWorld(t, "../examples/seed.yaml")
-	w.sb.HCloud.SetLimit("placement_groups", 1)
+	w.SB.HCloud.SetLimit("placement_groups", 1)
 	_, err := w.apply(t, context.Background(), nil)
 	if err == nil || !strings.Contains(err.Error(), "resource_limit_exceeded") || !strings.Contains(err.Error(), "limits.placementGroups") {
 		t.Fatalf("apply: %v", err)
 	}
-	for _, sv := range w.sb.HCloud.Servers() {
-		if strings.HasPrefix(sv.Name, w.spec.Name+"-") {
+	for _, sv := range w.SB.HCloud.Servers() {
+		if strings.HasPrefix(sv.Name, w.Spec.Name+"-") {
 			t.Errorf("node %s created past the failed pools step", sv.Name)
 		}
 	}
@@ -169,6 +169,6 @@ func TestPreflightPlacementGroupsPerProject(t *testing.T) {
 // detected, the firewall would admit no one: an error naming the fix.
 func TestPreflightAddressUndetected(t *testing.T) {
 	w := newWorld(t, "../examples/seed.yaml")
-	w.spec.Firewall.IPEchoURL = "http://127.0.0.1:1/"
+	w.Spec.Firewall.IPEchoURL = "http://127.0.0.1:1/"
 	want(t, w.preflight(t), SeverityError, CheckReach, "firewall.allow", "could not be detected", "firewall.allow")
 }

@@ -57,7 +57,7 @@ func TestVIPLinkFollowsThePublicNIC(t *testing.T) {
 // that is where the config must put the VIP.
 func TestRenderedVIPLinkIPv6Only(t *testing.T) {
 	w := newWorld(t, "../examples/seed.yaml")
-	w.spec.PublicNetwork = &spec.PublicNetwork{IPv4: false, IPv6: true}
+	w.Spec.PublicNetwork = &spec.PublicNetwork{IPv4: false, IPv6: true}
 	rendered, err := RenderConfigs(context.Background(), w.deps(), w.env(t))
 	if err != nil {
 		t.Fatal(err)

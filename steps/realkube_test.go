@@ -12,6 +12,7 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/internal/testworld"
 )
 
 // The seed cluster applies against the sandbox's real control plane
@@ -34,11 +35,11 @@ func TestApplySeedOnRealKubernetes(t *testing.T) {
 	}
 	t.Cleanup(func() { sb.Close() })
 
-	w := &world{sb: sb, dir: t.TempDir(), spec: sp}
+	w := &world{&testworld.World{SB: sb, Dir: t.TempDir(), Spec: sp}}
 	if _, err := w.apply(t, context.Background(), func(engine.Event) {}); err != nil {
 		t.Fatal(err)
 	}
-	checkCounts(t, w)
+	w.CheckCounts(t)
 
 	// The operator's kubeconfig reaches the real kube-apiserver: it serves
 	// the OpenAPI documents kubefake does not, and every node is Ready at

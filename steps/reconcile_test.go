@@ -22,7 +22,7 @@ import (
 func appliedWorld(t *testing.T) *world {
 	t.Helper()
 	w := newWorld(t, "../examples/seed.yaml")
-	w.spec.Firewall.Allow = []string{"0.0.0.0/0", "::/0"}
+	w.Spec.Firewall.Allow = []string{"0.0.0.0/0", "::/0"}
 	if _, err := w.apply(t, context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +32,7 @@ func appliedWorld(t *testing.T) *world {
 // client is an hcloud-go client of the sandbox, as the operator's own
 // tools would use: what it sees is what Hetzner holds.
 func (w *world) client() *hcloud.Client {
-	return cloud.NewClient(w.sb.Token, cloud.Options{Endpoint: w.sb.HCloudURL, PollInterval: 10 * time.Millisecond})
+	return cloud.NewClient(w.SB.Token, cloud.Options{Endpoint: w.SB.HCloudURL, PollInterval: 10 * time.Millisecond})
 }
 
 // planOf returns the plan item of a kind and name in step's plan.
@@ -94,15 +94,15 @@ func TestFirewallDriftIsPlannedAndApplied(t *testing.T) {
 	w := appliedWorld(t)
 	// The sandbox's operator is loopback: a list without it would lock
 	// this test out of its own cluster, as it would an operator.
-	w.spec.Firewall.Allow = []string{"203.0.113.7/32"}
+	w.Spec.Firewall.Allow = []string{"203.0.113.7/32"}
 	if p := w.planStep(t, StepPools); !slices.ContainsFunc(p.Notes, func(n string) bool {
 		return strings.Contains(n, "does not admit your address 127.0.0.1") && strings.Contains(n, "127.0.0.1/32")
 	}) {
 		t.Errorf("plan does not warn about the lock-out: %v", p.Notes)
 	}
-	w.spec.Firewall.Allow = []string{"203.0.113.7/32", "127.0.0.1/32"}
+	w.Spec.Firewall.Allow = []string{"203.0.113.7/32", "127.0.0.1/32"}
 
-	it := w.planOf(t, StepPools, "firewall", w.spec.Name)
+	it := w.planOf(t, StepPools, "firewall", w.Spec.Name)
 	if it.Action != engine.ActionUpdate || len(it.Changes) != 1 || it.Changes[0].Field != fieldRules {
 		t.Fatalf("plan = %+v, want an update of the rules", it)
 	}
@@ -115,7 +115,7 @@ func TestFirewallDriftIsPlannedAndApplied(t *testing.T) {
 	if _, err := w.apply(t, context.Background(), func(ev engine.Event) { evs = append(evs, ev) }); err != nil {
 		t.Fatal(err)
 	}
-	if !hasEvent(evs, engine.KindResource, engine.ActionUpdate, "firewall/"+w.spec.Name) {
+	if !hasEvent(evs, engine.KindResource, engine.ActionUpdate, "firewall/"+w.Spec.Name) {
 		t.Error("apply reported no firewall update")
 	}
 	fws, err := w.client().Firewall.All(context.Background())
@@ -139,7 +139,7 @@ func TestFirewallDriftIsPlannedAndApplied(t *testing.T) {
 	if !ports["50000"] || !ports["6443"] {
 		t.Errorf("rules for ports %v, want 50000 and 6443", ports)
 	}
-	if it := w.planOf(t, StepPools, "firewall", w.spec.Name); it.Action != engine.ActionReuse {
+	if it := w.planOf(t, StepPools, "firewall", w.Spec.Name); it.Action != engine.ActionReuse {
 		t.Errorf("after apply the plan is %s %v, want reuse", it.Action, it.Changes)
 	}
 }
@@ -181,7 +181,7 @@ func TestLoadBalancerDriftIsRepaired(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	it := w.planOf(t, StepPools, "load-balancer", w.spec.Name+"-ingress")
+	it := w.planOf(t, StepPools, "load-balancer", w.Spec.Name+"-ingress")
 	var fields []string
 	for _, ch := range it.Changes {
 		fields = append(fields, ch.Field)
@@ -207,13 +207,13 @@ func TestLoadBalancerDriftIsRepaired(t *testing.T) {
 			t.Errorf("service %s", formatService(svc))
 		}
 	}
-	if !hasTarget(got, cloud.Selector(map[string]string{cloud.LabelCluster: w.spec.Name, cloud.LabelIngress: "true"})) {
+	if !hasTarget(got, cloud.Selector(map[string]string{cloud.LabelCluster: w.Spec.Name, cloud.LabelIngress: "true"})) {
 		t.Errorf("targets = %s", formatTargets(got))
 	}
-	if got.Labels["owner"] != "someone" || got.Labels[cloud.LabelCluster] != w.spec.Name {
+	if got.Labels["owner"] != "someone" || got.Labels[cloud.LabelCluster] != w.Spec.Name {
 		t.Errorf("labels = %v: ohmytalos' labels must come back and others stay", got.Labels)
 	}
-	if it := w.planOf(t, StepPools, "load-balancer", w.spec.Name+"-ingress"); it.Action != engine.ActionReuse {
+	if it := w.planOf(t, StepPools, "load-balancer", w.Spec.Name+"-ingress"); it.Action != engine.ActionReuse {
 		t.Errorf("after apply the plan is %s %v", it.Action, it.Changes)
 	}
 }
@@ -243,7 +243,7 @@ func TestServerDrift(t *testing.T) {
 		t.Errorf("labels after apply = %v", got.Labels)
 	}
 
-	w.spec.Pools[0].ServerType = "cpx42"
+	w.Spec.Pools[0].ServerType = "cpx42"
 	it = w.planOf(t, StepServers, "server", sv.Name)
 	if it.Action != engine.ActionReplace || len(it.Changes) != 1 || it.Changes[0].Field != fieldServerType ||
 		it.Changes[0].Old != "cpx32" || it.Changes[0].New != "cpx42" {
@@ -261,7 +261,7 @@ func TestServerDrift(t *testing.T) {
 
 	// A server out of its placement group: Hetzner moves it only while
 	// it is off, so a running one is reported, a stopped one moved.
-	w.spec.Pools[0].ServerType = "cpx32"
+	w.Spec.Pools[0].ServerType = "cpx32"
 	wait := func(a *hcloud.Action, _ *hcloud.Response, err error) {
 		t.Helper()
 		if err == nil {
@@ -300,7 +300,7 @@ func TestCorrectedTokenReferenceIsUsed(t *testing.T) {
 		case "HCLOUD_TOKEN":
 			return stored, true
 		case "GOOD_TOKEN":
-			return w.sb.Token, true
+			return w.SB.Token, true
 		}
 		return "", false
 	}})
@@ -314,7 +314,7 @@ func TestCorrectedTokenReferenceIsUsed(t *testing.T) {
 	if err := e.Run(context.Background(), env, engine.Options{Only: StepSecrets, Redact: d.Redact}, nil); err != nil {
 		t.Fatalf("corrected reference: %v", err)
 	}
-	if got := d.Redact("x wrong-token " + w.sb.Token); strings.Contains(got, "wrong-token") || strings.Contains(got, w.sb.Token) {
+	if got := d.Redact("x wrong-token " + w.SB.Token); strings.Contains(got, "wrong-token") || strings.Contains(got, w.SB.Token) {
 		t.Errorf("redaction lost a looked-up value: %q", got)
 	}
 
@@ -322,7 +322,7 @@ func TestCorrectedTokenReferenceIsUsed(t *testing.T) {
 	// rejected value was forgotten, so it is looked up again.
 	env.Spec.Secrets.HCloudToken = spec.SecretRef{Provider: "env", Ref: "HCLOUD_TOKEN"}
 	mu.Lock()
-	stored = w.sb.Token
+	stored = w.SB.Token
 	mu.Unlock()
 	if err := e.Run(context.Background(), env, engine.Options{Only: StepSecrets, Redact: d.Redact}, nil); err != nil {
 		t.Fatalf("fixed secret behind the same reference: %v", err)
@@ -403,7 +403,7 @@ func TestNetworkAndPlacementGroupDrift(t *testing.T) {
 	w := appliedWorld(t)
 	ctx := context.Background()
 	c := w.client()
-	n, _, err := c.Network.GetByName(ctx, w.spec.Name)
+	n, _, err := c.Network.GetByName(ctx, w.Spec.Name)
 	if err != nil || n == nil {
 		t.Fatalf("network: %v", err)
 	}
@@ -417,7 +417,7 @@ func TestNetworkAndPlacementGroupDrift(t *testing.T) {
 	if _, _, err := c.PlacementGroup.Update(ctx, pg, hcloud.PlacementGroupUpdateOpts{Labels: map[string]string{"extra": "kept"}}); err != nil {
 		t.Fatal(err)
 	}
-	if it := w.planOf(t, StepNetwork, "network", w.spec.Name); it.Action != engine.ActionUpdate || len(it.Changes) != 1 || it.Changes[0].Field != fieldLabels {
+	if it := w.planOf(t, StepNetwork, "network", w.Spec.Name); it.Action != engine.ActionUpdate || len(it.Changes) != 1 || it.Changes[0].Field != fieldLabels {
 		t.Errorf("network plan = %s %v", it.Action, it.Changes)
 	}
 	if it := w.planOf(t, StepPools, "placement-group", pg.Name); it.Action != engine.ActionUpdate {
@@ -425,15 +425,15 @@ func TestNetworkAndPlacementGroupDrift(t *testing.T) {
 	}
 	w.runOnly(t, StepNetwork)
 	w.runOnly(t, StepPools)
-	if got, _, _ := c.Network.GetByID(ctx, n.ID); got.Labels[cloud.LabelCluster] != w.spec.Name {
+	if got, _, _ := c.Network.GetByID(ctx, n.ID); got.Labels[cloud.LabelCluster] != w.Spec.Name {
 		t.Errorf("network labels = %v", got.Labels)
 	}
 	if got, _, _ := c.PlacementGroup.GetByID(ctx, pg.ID); got.Labels[cloud.LabelPool] != "worker" || got.Labels["extra"] != "kept" {
 		t.Errorf("placement group labels = %v", got.Labels)
 	}
 
-	w.spec.Network.CIDR = "10.1.0.0/16"
-	it := w.planOf(t, StepNetwork, "network", w.spec.Name)
+	w.Spec.Network.CIDR = "10.1.0.0/16"
+	it := w.planOf(t, StepNetwork, "network", w.Spec.Name)
 	if it.Action != engine.ActionReplace || it.Changes[0].Field != fieldIPRange || it.Changes[0].Old != "10.0.0.0/16" {
 		t.Errorf("plan after a new range = %s %v", it.Action, it.Changes)
 	}

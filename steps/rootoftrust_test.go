@@ -37,13 +37,13 @@ func TestLostStateKeepsTheBundle(t *testing.T) {
 	if _, err := w.apply(t, context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	before := readSecrets(t, w.dir)
-	statePath := filepath.Join(w.dir, "state.json")
+	before := readSecrets(t, w.Dir)
+	statePath := filepath.Join(w.Dir, "state.json")
 	if err := os.WriteFile(statePath, []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	msg := openErr(t, w)
-	for _, want := range []string{"keep " + filepath.Join(w.dir, "secrets"), "never delete or move it", "state.json.bak", "move only state.json aside"} {
+	for _, want := range []string{"keep " + filepath.Join(w.Dir, "secrets"), "never delete or move it", "state.json.bak", "move only state.json aside"} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("corrupt-state error lacks %q: %s", want, msg)
 		}
@@ -58,19 +58,19 @@ func TestLostStateKeepsTheBundle(t *testing.T) {
 	if _, err := w.apply(t, context.Background(), nil); err != nil {
 		t.Fatalf("apply after the state was moved aside: %v", err)
 	}
-	after := readSecrets(t, w.dir)
+	after := readSecrets(t, w.Dir)
 	for _, name := range []string{secretBundle + ".age", secretDisk + ".age"} {
 		if !bytes.Equal(before[name], after[name]) {
 			t.Errorf("%s changed after the state was rebuilt", name)
 		}
 	}
-	checkCounts(t, w)
+	w.CheckCounts(t)
 }
 
 // openErr returns the error state.Open gives on w's state directory.
 func openErr(t *testing.T, w *world) string {
 	t.Helper()
-	_, err := state.Open(w.dir, w.spec.Name, nil)
+	_, err := state.Open(w.Dir, w.Spec.Name, nil)
 	if err == nil {
 		t.Fatal("state opened despite the corrupt file")
 	}
@@ -85,9 +85,9 @@ func TestNoNewBundleOverLiveServers(t *testing.T) {
 	if _, err := w.apply(t, context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	old := w.dir
+	old := w.Dir
 	bundle := readSecrets(t, old)[secretBundle+".age"]
-	w.dir = t.TempDir()
+	w.Dir = t.TempDir()
 	_, err := w.apply(t, context.Background(), nil)
 	if err == nil {
 		t.Fatal("apply over a live cluster without its bundle succeeded")
@@ -95,13 +95,13 @@ func TestNoNewBundleOverLiveServers(t *testing.T) {
 	if !strings.Contains(err.Error(), "refusing to create a new Talos secrets bundle") && !strings.Contains(err.Error(), "another checkout") {
 		t.Errorf("error does not say why: %v", err)
 	}
-	if _, statErr := os.Stat(filepath.Join(w.dir, "secrets", secretBundle+".age")); statErr == nil {
+	if _, statErr := os.Stat(filepath.Join(w.Dir, "secrets", secretBundle+".age")); statErr == nil {
 		t.Error("a new bundle was written")
 	}
 	if got := readSecrets(t, old)[secretBundle+".age"]; !bytes.Equal(got, bundle) {
 		t.Error("the old bundle changed")
 	}
-	if n := w.sb.Talos.Bootstraps(w.spec.Name); n != 1 {
+	if n := w.SB.Talos.Bootstraps(w.Spec.Name); n != 1 {
 		t.Errorf("etcd bootstrapped %d times, want 1", n)
 	}
 }

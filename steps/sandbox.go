@@ -6,6 +6,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/ohmytalos/ohmytalos/internal/clients"
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/secrets"
 )
@@ -26,14 +27,17 @@ func SandboxDeps(sb SandboxEndpoints, log *slog.Logger, version string) *Deps {
 		log = slog.New(slog.DiscardHandler)
 	}
 	return &Deps{
-		Log: log, Version: version, Sandbox: true, Meter: cloud.NewMeter(nil),
-		HCloudEndpoint: sb.HCloudURL, FactoryURL: sb.FactoryURL, SSHPort: sb.RescueSSHPort, IPEchoURL: sb.IPEchoURL,
-		HTTP: &http.Client{Timeout: 5 * time.Minute}, PollInterval: 200 * time.Millisecond,
-		Resolver: secrets.NewResolver(secrets.Options{Env: func(k string) (string, bool) {
-			if k == "HCLOUD_TOKEN" {
-				return sb.Token, true
-			}
-			return os.LookupEnv(k)
-		}}),
+		Set: &clients.Set{
+			Log: log, Version: version, Meter: cloud.NewMeter(nil),
+			HCloudEndpoint: sb.HCloudURL, FactoryURL: sb.FactoryURL, IPEchoURL: sb.IPEchoURL,
+			HTTP: &http.Client{Timeout: 5 * time.Minute}, PollInterval: 200 * time.Millisecond,
+			Resolver: secrets.NewResolver(secrets.Options{Env: func(k string) (string, bool) {
+				if k == "HCLOUD_TOKEN" {
+					return sb.Token, true
+				}
+				return os.LookupEnv(k)
+			}}),
+		},
+		Sandbox: true, SSHPort: sb.RescueSSHPort,
 	}
 }

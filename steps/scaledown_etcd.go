@@ -42,7 +42,7 @@ func (s *ScaleDown) leaveEtcd(ctx context.Context, env *engine.Env, r removal, e
 	if peerIP == "" {
 		return fmt.Errorf("remove %s from etcd: no control plane of the spec has a server with a public IPv4 to ask", r.Name)
 	}
-	peer, err := talosapi.Connect(ctx, tc, peerIP)
+	peer, err := s.d.Talos(ctx, tc, peerIP)
 	if err != nil {
 		return err
 	}
@@ -94,7 +94,7 @@ func (s *ScaleDown) healthyMembers(ctx context.Context, tc []byte, ips map[strin
 	}
 	var sick []string
 	for _, m := range members {
-		if m.Name != leaving && !memberAnswers(cctx, tc, ips[m.Name]) {
+		if m.Name != leaving && !s.memberAnswers(cctx, tc, ips[m.Name]) {
 			sick = append(sick, m.Name)
 		}
 	}
@@ -106,11 +106,11 @@ func (s *ScaleDown) healthyMembers(ctx context.Context, tc []byte, ips map[strin
 }
 
 // memberAnswers reports whether the etcd of the node at ip answers.
-func memberAnswers(ctx context.Context, tc []byte, ip string) bool {
+func (s *ScaleDown) memberAnswers(ctx context.Context, tc []byte, ip string) bool {
 	if ip == "" {
 		return false
 	}
-	c, err := talosapi.Connect(ctx, tc, ip)
+	c, err := s.d.Talos(ctx, tc, ip)
 	if err != nil {
 		return false
 	}
@@ -124,7 +124,7 @@ func memberAnswers(ctx context.Context, tc []byte, ip string) bool {
 func (s *ScaleDown) leaveOrRemove(ctx context.Context, tc []byte, ip string, peer *talosapi.Client, m talosapi.Member, emit engine.Emit) error {
 	var leaveErr error
 	if ip != "" {
-		leaveErr = leaveSelf(ctx, tc, ip)
+		leaveErr = s.leaveSelf(ctx, tc, ip)
 		if leaveErr == nil {
 			emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionDelete, Resource: "etcd/" + m.Name, Message: "left etcd (EtcdLeaveCluster)"})
 			return nil
@@ -144,8 +144,8 @@ func (s *ScaleDown) leaveOrRemove(ctx context.Context, tc []byte, ip string, pee
 }
 
 // leaveSelf moves leadership away and leaves etcd on the leaving node.
-func leaveSelf(ctx context.Context, tc []byte, ip string) error {
-	c, err := talosapi.Connect(ctx, tc, ip)
+func (s *ScaleDown) leaveSelf(ctx context.Context, tc []byte, ip string) error {
+	c, err := s.d.Talos(ctx, tc, ip)
 	if err != nil {
 		return err
 	}
@@ -201,7 +201,7 @@ func (s *ScaleDown) waitVIP(ctx context.Context, env *engine.Env, emit engine.Em
 		if n.Role != spec.RoleControlPlane || ips[n.Name] == "" {
 			continue
 		}
-		c, err := talosapi.Connect(ctx, tc, ips[n.Name])
+		c, err := s.d.Talos(ctx, tc, ips[n.Name])
 		if err != nil {
 			return err
 		}

@@ -105,13 +105,13 @@ func blockWithPDB(t *testing.T, cs *kubernetes.Clientset, node string) {
 // balancer target are gone, and the other worker stays.
 func TestScaleDownWorker(t *testing.T) {
 	w := newWorld(t, "../examples/seed.yaml")
-	w.spec.Pools[0].VolumeSize = 10
+	w.Spec.Pools[0].VolumeSize = 10
 	if _, err := w.apply(t, context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
 	cs := w.kubeClient(t)
 	blockWithPDB(t, cs, "demo-worker-2")
-	w.spec.Pools[0].Count = 1
+	w.Spec.Pools[0].Count = 1
 
 	it := w.planOf(t, StepScaleDown, "server", "demo-worker-2")
 	if it.Action != engine.ActionDelete {
@@ -226,12 +226,12 @@ func checkWorkerGone(t *testing.T, w *world, hc *hcloud.Client, cs *kubernetes.C
 // resumes), and etcd ends with one member.
 func TestScaleDownControlPlanes(t *testing.T) {
 	w := newWorld(t, "../examples/seed.yaml")
-	w.spec.Pools[0].VolumeSize, w.spec.Pools[0].KeepVolumes = 10, true
+	w.Spec.Pools[0].VolumeSize, w.Spec.Pools[0].KeepVolumes = 10, true
 	if _, err := w.apply(t, context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
 	moveVIPAway(t, w)
-	w.spec.ControlPlane.Count, w.spec.Pools[0].Count = 1, 1
+	w.Spec.ControlPlane.Count, w.Spec.Pools[0].Count = 1, 1
 	if it := w.planOf(t, StepScaleDown, "volume", "demo-worker-2-data"); it.Action != engine.ActionReuse {
 		t.Fatalf("plan for the kept volume = %+v, want reuse", it)
 	}
@@ -253,7 +253,7 @@ func TestScaleDownControlPlanes(t *testing.T) {
 		}
 	})
 	cancel()
-	if got := w.sb.Talos.EtcdMembers("demo"); !slices.Equal(got, []string{"demo-cp-1", "demo-cp-2"}) {
+	if got := w.SB.Talos.EtcdMembers("demo"); !slices.Equal(got, []string{"demo-cp-1", "demo-cp-2"}) {
 		t.Errorf("etcd members after demo-cp-3 left = %v, want demo-cp-1 and demo-cp-2 (one removal at a time)", got)
 	}
 	if rec, ok := inProgress(w.env(t)); !ok || rec.Node != "demo-cp-3" || rec.Phase != phaseEtcd {
@@ -270,10 +270,10 @@ func TestScaleDownControlPlanes(t *testing.T) {
 	if !slices.Equal(order, want) {
 		t.Errorf("removal order:\n got %q\nwant %q", order, want)
 	}
-	if got := w.sb.Talos.EtcdMembers("demo"); !slices.Equal(got, []string{"demo-cp-1"}) {
+	if got := w.SB.Talos.EtcdMembers("demo"); !slices.Equal(got, []string{"demo-cp-1"}) {
 		t.Errorf("etcd members (sandbox) = %v", got)
 	}
-	if got := w.sb.Talos.VIPHolders("demo"); !slices.Equal(got, []string{"demo-cp-1"}) {
+	if got := w.SB.Talos.VIPHolders("demo"); !slices.Equal(got, []string{"demo-cp-1"}) {
 		t.Errorf("VIP holders = %v, want the staying control plane", got)
 	}
 	hc := w.client()
@@ -309,7 +309,7 @@ func TestScaleDownControlPlanes(t *testing.T) {
 	}
 
 	// Scaling up again reuses the kept volume.
-	w.spec.Pools[0].Count = 2
+	w.Spec.Pools[0].Count = 2
 	if _, err := w.apply(t, context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -330,13 +330,13 @@ func deletedServerLeavesKubernetes(t *testing.T, w *world, hc *hcloud.Client) {
 	if err != nil || sv == nil {
 		t.Fatalf("demo-worker-1: %v", err)
 	}
-	if w.sb.Talos.Node(sv.ID) == nil {
+	if w.SB.Talos.Node(sv.ID) == nil {
 		t.Fatal("demo-worker-1 runs no Talos node before its deletion")
 	}
 	if _, _, err := hc.Server.DeleteWithResult(ctx, sv); err != nil {
 		t.Fatal(err)
 	}
-	if w.sb.Talos.Node(sv.ID) != nil {
+	if w.SB.Talos.Node(sv.ID) != nil {
 		t.Error("the deleted server still runs its Talos node")
 	}
 	waitNoNode(t, w.kubeClient(t), "demo-worker-1")
@@ -366,15 +366,15 @@ func powerOff(t *testing.T, hc *hcloud.Client, name string) *hcloud.Server {
 // removed by a staying member.
 func TestScaleDownKeepsQuorum(t *testing.T) {
 	w := newWorld(t, "../examples/seed.yaml")
-	w.spec.Pools = append(w.spec.Pools, spec.Pool{Name: "extra", ServerType: "cpx32", Count: 2, Subnet: "10.0.3.0/24"})
-	w.spec.Default()
+	w.Spec.Pools = append(w.Spec.Pools, spec.Pool{Name: "extra", ServerType: "cpx32", Count: 2, Subnet: "10.0.3.0/24"})
+	w.Spec.Default()
 	if _, err := w.apply(t, context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
 	hc := w.client()
 	cp2 := powerOff(t, hc, "demo-cp-2")
-	w.spec.ControlPlane.Count = 1
-	w.spec.Pools = w.spec.Pools[:1]
+	w.Spec.ControlPlane.Count = 1
+	w.Spec.Pools = w.Spec.Pools[:1]
 	for _, name := range []string{"demo-extra-1", "demo-extra-2"} {
 		if it := w.planOf(t, StepScaleDown, "server", name); it.Action != engine.ActionDelete {
 			t.Errorf("plan for %s of the removed pool = %+v, want delete", name, it)
@@ -384,7 +384,7 @@ func TestScaleDownKeepsQuorum(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "demo-cp-2 do not answer") || !strings.Contains(err.Error(), "quorum") || !strings.Contains(err.Error(), "Fix:") {
 		t.Fatalf("removing demo-cp-3 while demo-cp-2 is down: %v", err)
 	}
-	if got := w.sb.Talos.EtcdMembers("demo"); len(got) != 3 {
+	if got := w.SB.Talos.EtcdMembers("demo"); len(got) != 3 {
 		t.Fatalf("etcd members = %v, want all 3 kept", got)
 	}
 	if sv, _, _ := hc.Server.GetByName(context.Background(), "demo-cp-3"); sv == nil {
@@ -415,7 +415,7 @@ func TestScaleDownKeepsQuorum(t *testing.T) {
 	}) {
 		t.Error("the stopped demo-cp-3 was not removed by a staying member")
 	}
-	if got := w.sb.Talos.EtcdMembers("demo"); !slices.Equal(got, []string{"demo-cp-1"}) {
+	if got := w.SB.Talos.EtcdMembers("demo"); !slices.Equal(got, []string{"demo-cp-1"}) {
 		t.Errorf("etcd members = %v, want demo-cp-1", got)
 	}
 }
@@ -435,7 +435,7 @@ func moveVIPAway(t *testing.T, w *world) {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(20 * time.Second)
-	for w.sb.Talos.Node(cp1.ID) == nil || w.sb.Talos.Node(cp1.ID).KubernetesEndpoint() == "" {
+	for w.SB.Talos.Node(cp1.ID) == nil || w.SB.Talos.Node(cp1.ID).KubernetesEndpoint() == "" {
 		if time.Now().After(deadline) {
 			t.Fatal("demo-cp-1 did not come back")
 		}
@@ -450,7 +450,7 @@ func waitVIPHolder(t *testing.T, w *world, ok func(string) bool) string {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		hs := w.sb.Talos.VIPHolders("demo")
+		hs := w.SB.Talos.VIPHolders("demo")
 		if len(hs) == 1 && ok(hs[0]) {
 			return hs[0]
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 
+	"github.com/ohmytalos/ohmytalos/internal/clients"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 )
 
@@ -28,9 +29,9 @@ const actionLookup engine.Action = "lookup"
 func (s *Secrets) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error) {
 	p := engine.Plan{}
 	p.Items = append(p.Items, engine.PlanItem{Action: actionLookup, Kind: "secret", Name: "hcloudToken",
-		Detail: toRef(env.Spec.Secrets.HCloudToken).String()})
+		Detail: clients.ToRef(env.Spec.Secrets.HCloudToken).String()})
 	if r := env.Spec.Secrets.TailscaleAuthKey; r != nil {
-		p.Items = append(p.Items, engine.PlanItem{Action: actionLookup, Kind: "secret", Name: "tailscaleAuthKey", Detail: toRef(*r).String()})
+		p.Items = append(p.Items, engine.PlanItem{Action: actionLookup, Kind: "secret", Name: "tailscaleAuthKey", Detail: clients.ToRef(*r).String()})
 	}
 	p.Notes = append(p.Notes, "secret values stay in memory; only references are written")
 	return p, nil
@@ -44,14 +45,14 @@ func (s *Secrets) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) 
 		return err
 	}
 	emit(engine.Event{Kind: engine.KindLog, Resource: "secret/hcloudToken",
-		Message: fmt.Sprintf("found the Hetzner token in %s (%s)", toRef(ref), mask(v.Reveal()))})
+		Message: fmt.Sprintf("found the Hetzner token in %s (%s)", clients.ToRef(ref), mask(v.Reveal()))})
 	if r := env.Spec.Secrets.TailscaleAuthKey; r != nil {
 		tv, err := s.d.Secret(ctx, "secrets.tailscaleAuthKey", *r)
 		if err != nil {
 			return err
 		}
 		emit(engine.Event{Kind: engine.KindLog, Resource: "secret/tailscaleAuthKey",
-			Message: fmt.Sprintf("found the Tailscale auth key in %s (%s)", toRef(*r), mask(tv.Reveal()))})
+			Message: fmt.Sprintf("found the Tailscale auth key in %s (%s)", clients.ToRef(*r), mask(tv.Reveal()))})
 	}
 	c, err := s.d.HCloud(ctx, env.Spec)
 	if err != nil {
@@ -59,7 +60,7 @@ func (s *Secrets) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) 
 	}
 	if err := CheckToken(ctx, c, emit); err != nil {
 		// The operator fixes the secret and retries in this process.
-		s.d.forget(ref)
+		s.d.Forget(ref)
 		return err
 	}
 	return nil

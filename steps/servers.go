@@ -51,11 +51,15 @@ func serverLabels(sp *spec.Spec, id string, n spec.Node) map[string]string {
 func (s *Servers) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error) {
 	p := engine.Plan{}
 	c := s.d.planClient(ctx, env, &p)
-	var idx *serverIndex
-	var netw *hcloud.Network
+	var (
+		svc    *server.Service
+		listed serverFinder
+		netw   *hcloud.Network
+	)
 	if c != nil {
 		var err error
-		if idx, err = listServers(ctx, c, env.Spec.Name); err != nil {
+		svc = s.serverService(c)
+		if listed, err = listServers(ctx, svc, env.Spec.Name); err != nil {
 			return p, err
 		}
 		if netw, err = findNetwork(ctx, c, env.State, env.Spec.Name); err != nil {
@@ -67,8 +71,7 @@ func (s *Servers) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error
 			Detail: fmt.Sprintf("%s in %s, %s", n.ServerType, n.Location, n.PrivateIP)}
 		if c != nil {
 			var err error
-			ops := s.serverOps(c, env, n, idx, netw, nil)
-			if item, err = planItem(ctx, env.State, serverKey(n.Name), serverSelector(env.Spec, n), ops, item); err != nil {
+			if item, err = s.planServer(ctx, svc, listed, env, n, netw, item); err != nil {
 				return p, err
 			}
 		}
@@ -114,7 +117,8 @@ func (s *Servers) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) 
 	if err != nil {
 		return err
 	}
-	idx, err := listServers(ctx, c, sp.Name)
+	svc := s.serverService(c)
+	listed, err := listServers(ctx, svc, sp.Name)
 	if err != nil {
 		return err
 	}
@@ -128,9 +132,9 @@ func (s *Servers) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) 
 	g.SetLimit(createParallel)
 	for i, n := range nodes {
 		g.Go(func() error {
-			sv, acts, err := ensure(gctx, env, emit, s.Name(), serverKey(n.Name), serverSelector(sp, n), s.serverOps(c, env, n, idx, netw, func(ctx context.Context) (*hcloud.Server, []*hcloud.Action, error) {
+			sv, acts, err := s.ensureServer(gctx, svc, listed, env, emit, n, netw, func(ctx context.Context) (*hcloud.Server, []*hcloud.Action, error) {
 				return s.create(ctx, c, env, emit, n, configs[n.Pool].Config)
-			}))
+			})
 			if err != nil {
 				return err
 			}
@@ -223,8 +227,7 @@ func (s *Servers) recordPatches(env *engine.Env, n spec.Node) error {
 func (s *Servers) volume(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit, n spec.Node, size int) (*hcloud.Volume, *hcloud.Action, error) {
 	labels := cloud.WithClusterID(cloud.ClusterLabels(env.Spec.Name, "volume", map[string]string{cloud.LabelNode: n.Name, cloud.LabelPool: n.Pool}), env.State.ClusterID())
 	w := volume.Want{Node: n.Name, Size: size, Location: n.Location, Labels: labels}
-	vol, acts, err := ensure(ctx, env, emit, s.Name(), "volume/"+n.Name, labels, volumeOps(volume.New(&c.Volume, &c.Action), w))
-	return vol, firstAction(acts), err
+	return s.ensureVolume(ctx, volume.New(&c.Volume, &c.Action), env, emit, "volume/"+n.Name, w)
 }
 
 // wait waits for many actions at once: one poll covers them all.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/reconcile"
 	"github.com/ohmytalos/ohmytalos/internal/reconcile/server"
 	"github.com/ohmytalos/ohmytalos/internal/reconcile/volume"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
@@ -21,24 +22,24 @@ const (
 	fieldStatus         = "status"
 )
 
-// serverIndex is the cluster's servers from one list request, so that
-// finding every node costs one request instead of one per node.
-type serverIndex struct {
-	byID   map[int64]*hcloud.Server
-	byNode map[string][]*hcloud.Server
+// serverFinder finds the nodes' servers from one list of the cluster's
+// servers, so that finding every node costs one request instead of one
+// per node (a retried create's adoption asks Hetzner: Refind).
+type serverFinder = reconcile.Finder[*hcloud.Server, hcloud.ServerListOpts]
+
+// serverService reconciles servers through c, retrying while one is
+// locked.
+func (s *Servers) serverService(c *hcloud.Client) *server.Service {
+	return server.New(&c.Server, &c.Action, s.d.whileLocked)
 }
 
-func listServers(ctx context.Context, c *hcloud.Client, cluster string) (*serverIndex, error) {
-	all, err := c.Server.AllWithOpts(ctx, hcloud.ServerListOpts{ListOpts: hcloud.ListOpts{LabelSelector: cloud.ClusterSelector(cluster)}})
+// listServers lists the cluster's servers once, for svc's lookups.
+func listServers(ctx context.Context, svc *server.Service, cluster string) (serverFinder, error) {
+	all, err := svc.List(ctx, cloud.ClusterSelector(cluster))
 	if err != nil {
-		return nil, fmt.Errorf("list servers: %w", err)
+		return serverFinder{}, fmt.Errorf("list servers: %w", err)
 	}
-	idx := &serverIndex{byID: map[int64]*hcloud.Server{}, byNode: map[string][]*hcloud.Server{}}
-	for _, sv := range all {
-		idx.byID[sv.ID] = sv
-		idx.byNode[sv.Labels[cloud.LabelNode]] = append(idx.byNode[sv.Labels[cloud.LabelNode]], sv)
-	}
-	return idx, nil
+	return svc.Listed(all), nil
 }
 
 // serverSelector finds a node's server by the labels that name it; the
@@ -47,45 +48,59 @@ func serverSelector(sp *spec.Spec, n spec.Node) map[string]string {
 	return map[string]string{cloud.LabelCluster: sp.Name, cloud.LabelManagedBy: cloud.ManagedBy, cloud.LabelNode: n.Name}
 }
 
-// serverOps reconciles a node's server: labels in place (the ingress label
-// follows the pool's loadBalancer setting, so the load balancer targets
-// follow); another server type, location or placement group is reported,
-// as Hetzner changes them only on a powered-off server; a detached or
-// stopped server is listed, and attached and started by the phases that
-// follow. Lookups are served from idx (a retried create's adoption asks
-// Hetzner); netw may be nil (no network yet) and create nil when only
-// planning.
-func (s *Servers) serverOps(c *hcloud.Client, env *engine.Env, n spec.Node, idx *serverIndex, netw *hcloud.Network,
-	create func(context.Context) (*hcloud.Server, []*hcloud.Action, error)) resourceOps[*hcloud.Server] {
-	svc := server.New(&c.Server, &c.Action, s.d.whileLocked)
-	return resourceOps[*hcloud.Server]{
-		kind: "server",
-		get: func(ctx context.Context, id int64) (*hcloud.Server, error) {
-			if sv, ok := idx.byID[id]; ok {
-				return sv, nil
-			}
-			sv, _, err := c.Server.GetByID(ctx, id)
-			return sv, err
-		},
-		list: func(context.Context, string) ([]*hcloud.Server, error) { return idx.byNode[n.Name], nil },
-		relist: func(ctx context.Context, sel string) ([]*hcloud.Server, error) {
-			return c.Server.AllWithOpts(ctx, hcloud.ServerListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
-		},
-		create: create,
-		id:     func(sv *hcloud.Server) int64 { return sv.ID },
-		name:   func(sv *hcloud.Server) string { return sv.Name },
-		isNil:  func(sv *hcloud.Server) bool { return sv == nil },
-		labels: func(sv *hcloud.Server) map[string]string { return sv.Labels },
-		detail: func(*hcloud.Server) string { return fmt.Sprintf("%s in %s", n.ServerType, n.Location) },
-		diff: func(sv *hcloud.Server) []engine.Change {
-			w := s.serverWant(env, n, netw)
-			return serverChanges(sv, w, n, svc.Plan(sv, w))
-		},
-		update: func(ctx context.Context, sv *hcloud.Server, _ []engine.Change) (*hcloud.Server, error) {
-			w := s.serverWant(env, n, netw)
-			return svc.Reconcile(ctx, sv, w, svc.Plan(sv, w))
-		},
+// ensureServer reconciles a node's server: found through servers, else
+// made by create, checkpointed, then its labels set in place (the ingress
+// label follows the pool's loadBalancer setting, so the load balancer
+// targets follow); another server type, location or placement group is
+// reported, as Hetzner changes them only on a powered-off server; a
+// detached or stopped server is listed, and attached and started by the
+// phases that follow. It returns a create's pending actions.
+func (s *Servers) ensureServer(ctx context.Context, svc *server.Service, servers serverFinder, env *engine.Env, emit engine.Emit, n spec.Node, netw *hcloud.Network,
+	create func(context.Context) (*hcloud.Server, []*hcloud.Action, error)) (*hcloud.Server, []*hcloud.Action, error) {
+	q := query(env.State, serverKey(n.Name), serverSelector(env.Spec, n))
+	sv, found, err := servers.Find(ctx, q)
+	if err != nil {
+		return nil, nil, err
 	}
+	var acts []*hcloud.Action
+	if !found {
+		var adopted bool
+		sv, acts, err = create(ctx)
+		if sv, adopted, err = adopt(ctx, servers, q, sv, err); err != nil {
+			return nil, nil, err
+		}
+		if adopted {
+			acts = nil
+		}
+	}
+	res, err := checkpoint(env, s.Name(), serverKey(n.Name), servers.Kind(), servers.Meta(sv))
+	if err != nil {
+		return nil, acts, err
+	}
+	if !found {
+		emitCreated(emit, res, sv.ID, fmt.Sprintf("%s in %s", n.ServerType, n.Location))
+		return sv, acts, nil
+	}
+	w := s.serverWant(env, n, netw)
+	d := svc.Plan(sv, w)
+	changes := serverChanges(sv, w, n, d)
+	if needsUpdate(changes) {
+		if sv, err = svc.Reconcile(ctx, sv, w, d); err != nil {
+			return nil, nil, updateError(res, err)
+		}
+	}
+	emitChanges(emit, res, sv.ID, changes)
+	return sv, nil, nil
+}
+
+// planServer is item with what apply would do to node n's server.
+func (s *Servers) planServer(ctx context.Context, svc *server.Service, servers serverFinder, env *engine.Env, n spec.Node, netw *hcloud.Network, item engine.PlanItem) (engine.PlanItem, error) {
+	sv, found, err := servers.Find(ctx, query(env.State, serverKey(n.Name), serverSelector(env.Spec, n)))
+	if err != nil || !found {
+		return planned(item, found, nil), err
+	}
+	w := s.serverWant(env, n, netw)
+	return planned(item, true, serverChanges(sv, w, n, svc.Plan(sv, w))), nil
 }
 
 // serverWant is the server the spec wants for node n, in its placement
@@ -130,26 +145,45 @@ func serverChanges(sv *hcloud.Server, w server.Want, n spec.Node, d server.Diff)
 	return out
 }
 
-// volumeOps hands the volume service to ensure: labels, and a larger
-// size in place; a smaller size or another location needs a new volume.
-func volumeOps(svc *volume.Service, w volume.Want) resourceOps[*hcloud.Volume] {
-	return resourceOps[*hcloud.Volume]{
-		kind: "volume",
-		get:  svc.Get,
-		list: svc.List,
-		create: func(ctx context.Context) (*hcloud.Volume, []*hcloud.Action, error) {
-			r, err := svc.Create(ctx, w)
-			return r.Volume, []*hcloud.Action{r.Action}, err
-		},
-		id:     func(v *hcloud.Volume) int64 { return v.ID },
-		name:   func(v *hcloud.Volume) string { return v.Name },
-		isNil:  func(v *hcloud.Volume) bool { return v == nil },
-		labels: func(v *hcloud.Volume) map[string]string { return v.Labels },
-		diff:   func(v *hcloud.Volume) []engine.Change { return volumeChanges(v, svc.Plan(v, w)) },
-		update: func(ctx context.Context, v *hcloud.Volume, _ []engine.Change) (*hcloud.Volume, error) {
-			return v, svc.Reconcile(ctx, v, w, svc.Plan(v, w))
-		},
+// ensureVolume reconciles a node's volume: found, else created (its
+// action returned for the caller to wait for), checkpointed, then its
+// labels and a larger size set in place; a smaller size or another
+// location needs a new volume and is reported.
+func (s *Servers) ensureVolume(ctx context.Context, svc *volume.Service, env *engine.Env, emit engine.Emit, key string, w volume.Want) (*hcloud.Volume, *hcloud.Action, error) {
+	q := query(env.State, key, w.Labels)
+	v, found, err := svc.Find(ctx, q)
+	if err != nil {
+		return nil, nil, err
 	}
+	var act *hcloud.Action
+	if !found {
+		var r volume.Created
+		var adopted bool
+		r, err = svc.Create(ctx, w)
+		if v, adopted, err = adopt(ctx, svc, q, r.Volume, err); err != nil {
+			return nil, nil, err
+		}
+		if !adopted {
+			act = r.Action
+		}
+	}
+	res, err := checkpoint(env, s.Name(), key, svc.Kind(), svc.Meta(v))
+	if err != nil {
+		return nil, act, err
+	}
+	if !found {
+		emitCreated(emit, res, v.ID, "")
+		return v, act, nil
+	}
+	d := svc.Plan(v, w)
+	changes := volumeChanges(v, d)
+	if needsUpdate(changes) {
+		if err := svc.Reconcile(ctx, v, w, d); err != nil {
+			return nil, nil, updateError(res, err)
+		}
+	}
+	emitChanges(emit, res, v.ID, changes)
+	return v, nil, nil
 }
 
 // volumeChanges shows a volume diff for plan and events.

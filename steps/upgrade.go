@@ -235,7 +235,7 @@ func withConfigChanges(it engine.PlanItem, changes []engine.Change) engine.PlanI
 // connect opens a Talos API client per node and reads what it runs.
 func (r *upgradeRun) connect(ctx context.Context, tc []byte) error {
 	for _, n := range r.nodes {
-		c, err := talosapi.Connect(ctx, tc, n.ip)
+		c, err := r.s.d.Talos(ctx, tc, n.ip)
 		if err != nil {
 			return fmt.Errorf("%s: %w", n.node.Name, err)
 		}

@@ -21,10 +21,10 @@ import (
 func smallWorld(t *testing.T, talosVersion, k8s string) *world {
 	t.Helper()
 	w := newWorld(t, "../examples/seed.yaml")
-	w.spec.ControlPlane.Count = 1
-	w.spec.Pools = w.spec.Pools[:1]
-	w.spec.Pools[0].Count = 1
-	w.spec.Talos.Version, w.spec.Kubernetes.Version = talosVersion, k8s
+	w.Spec.ControlPlane.Count = 1
+	w.Spec.Pools = w.Spec.Pools[:1]
+	w.Spec.Pools[0].Count = 1
+	w.Spec.Talos.Version, w.Spec.Kubernetes.Version = talosVersion, k8s
 	if _, err := w.apply(t, context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func talosVersions(t *testing.T, w *world) (map[string]string, map[string]int64)
 		t.Fatal(err)
 	}
 	versions, ids := map[string]string{}, map[string]int64{}
-	for _, sv := range w.sb.HCloud.Servers() {
+	for _, sv := range w.SB.HCloud.Servers() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		c, err := client.New(ctx, client.WithConfig(cfg), client.WithEndpoints(sv.PublicIPv4))
 		if err != nil {
@@ -86,7 +86,7 @@ func TestTalosUpgradeInPlace(t *testing.T) {
 		}
 	}
 
-	w.spec.Talos.Version = "v1.13.9"
+	w.Spec.Talos.Version = "v1.13.9"
 	// apply refuses without --yes on this diff (cmd/ohmytalos runApply).
 	if diff := strings.Join(engine.SpecChange(w.env(t)), "\n"); !strings.Contains(diff, "v1.13.0") || !strings.Contains(diff, "v1.13.9") {
 		t.Errorf("spec change not shown: %q", diff)
@@ -136,8 +136,8 @@ func TestTalosUpgradeInPlace(t *testing.T) {
 	if len(after) != len(before) {
 		t.Errorf("servers after = %v, before = %v", after, before)
 	}
-	for _, sv := range w.sb.HCloud.Servers() {
-		if n := w.sb.Talos.Node(sv.ID); n == nil || n.SchematicID() == "" {
+	for _, sv := range w.SB.HCloud.Servers() {
+		if n := w.SB.Talos.Node(sv.ID); n == nil || n.SchematicID() == "" {
 			t.Errorf("%s: no schematic after the upgrade", sv.Name)
 		}
 	}
@@ -157,7 +157,7 @@ func TestTalosUpgradeInPlace(t *testing.T) {
 	}
 
 	// A server created after the upgrade boots the new snapshot.
-	w.spec.Pools[0].Count = 2
+	w.Spec.Pools[0].Count = 2
 	if _, err := w.apply(t, context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -171,12 +171,12 @@ func TestTalosUpgradeInPlace(t *testing.T) {
 // three control planes in etcd and two workers in one batch.
 func TestUpgradeResumesAfterKill(t *testing.T) {
 	w := newWorld(t, "../examples/seed.yaml")
-	w.spec.Talos.Version = "v1.13.0"
-	w.spec.Upgrade.WorkerBatch = 2
+	w.Spec.Talos.Version = "v1.13.0"
+	w.Spec.Upgrade.WorkerBatch = 2
 	if _, err := w.apply(t, context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}
-	w.spec.Talos.Version = "v1.13.9"
+	w.Spec.Talos.Version = "v1.13.9"
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var first []engine.Event
@@ -214,8 +214,8 @@ func TestUpgradeResumesAfterKill(t *testing.T) {
 func TestSchematicChangeUpgradesItsNodes(t *testing.T) {
 	w := smallWorld(t, "v1.13.9", "1.36.3")
 	_, ids := talosVersions(t, w)
-	old := w.sb.Talos.Node(ids["demo-worker-1"]).SchematicID()
-	w.spec.Schematics.Worker.Extensions = append(w.spec.Schematics.Worker.Extensions, "siderolabs/qemu-guest-agent")
+	old := w.SB.Talos.Node(ids["demo-worker-1"]).SchematicID()
+	w.Spec.Schematics.Worker.Extensions = append(w.Spec.Schematics.Worker.Extensions, "siderolabs/qemu-guest-agent")
 	var evs []engine.Event
 	if _, err := w.apply(t, context.Background(), func(ev engine.Event) { evs = append(evs, ev) }); err != nil {
 		t.Fatal(err)
@@ -223,11 +223,11 @@ func TestSchematicChangeUpgradesItsNodes(t *testing.T) {
 	if got := upgradeEvents(evs); len(got) != 1 || got[0] != "node/demo-worker-1" {
 		t.Fatalf("upgraded %v, want the worker only", got)
 	}
-	want, err := targets(w.spec)
+	want, err := targets(w.Spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := w.sb.Talos.Node(ids["demo-worker-1"]).SchematicID(); got == old || got != want["demo-worker-1"].Schematic {
+	if got := w.SB.Talos.Node(ids["demo-worker-1"]).SchematicID(); got == old || got != want["demo-worker-1"].Schematic {
 		t.Errorf("worker schematic %s, want %s (was %s)", got, want["demo-worker-1"].Schematic, old)
 	}
 }
@@ -244,8 +244,8 @@ func mustPlan(t *testing.T, w *world) []engine.Plan {
 func TestTalosUpgradeStopsAtFailingNodeAndResumes(t *testing.T) {
 	w := smallWorld(t, "v1.13.0", "1.36.3")
 	_, ids := talosVersions(t, w)
-	w.sb.Talos.FailUpgrade(ids["demo-cp-1"])
-	w.spec.Talos.Version = "v1.13.9"
+	w.SB.Talos.FailUpgrade(ids["demo-cp-1"])
+	w.Spec.Talos.Version = "v1.13.9"
 
 	_, err := w.apply(t, context.Background(), nil)
 	if err == nil || !strings.Contains(err.Error(), "demo-cp-1") || !strings.Contains(err.Error(), "run apply again") {
@@ -259,7 +259,7 @@ func TestTalosUpgradeStopsAtFailingNodeAndResumes(t *testing.T) {
 		t.Errorf("plan after the failure = %+v", it)
 	}
 
-	w.sb.Talos.AllowUpgrade(ids["demo-cp-1"])
+	w.SB.Talos.AllowUpgrade(ids["demo-cp-1"])
 	var evs []engine.Event
 	if _, err := w.apply(t, context.Background(), func(ev engine.Event) { evs = append(evs, ev) }); err != nil {
 		t.Fatal(err)
@@ -322,7 +322,7 @@ func TestKubernetesUpgradeMovesEveryKubelet(t *testing.T) {
 	if len(before) != 2 || before["demo-cp-1"] != "v1.35.2" || before["demo-worker-1"] != "v1.35.2" {
 		t.Fatalf("kubelets before = %v", before)
 	}
-	w.spec.Kubernetes.Version = "1.36.3"
+	w.Spec.Kubernetes.Version = "1.36.3"
 	it := w.planOf(t, StepUpgrade, "node", "demo-cp-1")
 	if it.Action != engine.ActionUpdate || len(it.Changes) != 2 {
 		t.Fatalf("plan = %+v", it)
@@ -345,13 +345,13 @@ func TestKubernetesUpgradeMovesEveryKubelet(t *testing.T) {
 	}
 
 	// Talos v1.13 runs Kubernetes up to 1.36: 1.37 is refused before any node.
-	w.spec.Kubernetes.Version = "1.37.0"
+	w.Spec.Kubernetes.Version = "1.37.0"
 	_, err := w.apply(t, context.Background(), nil)
 	if err == nil || !strings.Contains(err.Error(), "kubernetes.version: Kubernetes 1.37.0 does not run on Talos v1.13.9") {
 		t.Fatalf("unsupported Kubernetes: %v", err)
 	}
 	// Nor does Talos move when the Kubernetes target is out of its range.
-	w.spec.Talos.Version = "v1.13.0"
+	w.Spec.Talos.Version = "v1.13.0"
 	if _, err := w.apply(t, context.Background(), nil); err == nil || !strings.Contains(err.Error(), "does not run on Talos v1.13.0") {
 		t.Fatalf("unsupported Kubernetes with a Talos change: %v", err)
 	}

@@ -18,6 +18,8 @@ import (
 // engine from the network step in its goroutine and shows a progress tree
 // per step, resource and node, a log pane and the elapsed time.
 type bootstrapScreen struct {
+	// page is the screen's own copy of the size, styles and keys.
+	page
 	c       *shared
 	confirm components.Confirm
 	screenRun
@@ -27,13 +29,15 @@ type bootstrapScreen struct {
 	finished time.Time
 }
 
-func newBootstrap(c *shared) *bootstrapScreen { return &bootstrapScreen{c: c} }
+func newBootstrap(c *shared, com common.Common) *bootstrapScreen {
+	return &bootstrapScreen{c: c, page: page{com}}
+}
 
 func (s *bootstrapScreen) enter() tea.Cmd  { return nil }
 func (s *bootstrapScreen) capturing() bool { return false }
 
 func (s *bootstrapScreen) help() keyHelp {
-	km := s.c.Keys
+	km := s.Keys
 	if s.confirm.Open() {
 		return keyHelp{short: s.confirm.Help(km)}
 	}
@@ -81,7 +85,7 @@ func (s *bootstrapScreen) update(msg tea.Msg) tea.Cmd {
 }
 
 func (s *bootstrapScreen) key(k tea.KeyMsg) tea.Cmd {
-	km := s.c.Keys
+	km := s.Keys
 	if cmd, took := s.confirm.Handle(k, km, s.start); took {
 		return cmd
 	}
@@ -147,9 +151,9 @@ func (s *bootstrapScreen) start() tea.Cmd {
 }
 
 func (s *bootstrapScreen) view() string {
-	c, st := s.c, s.c.Styles
+	c, st := s.c, s.Styles
 	var b strings.Builder
-	b.WriteString(header(c, "Create and bootstrap", "network, pools, configs, servers, Talos bootstrap, add-ons"))
+	b.WriteString(header(s.Common, "Create and bootstrap", "network, pools, configs, servers, Talos bootstrap, add-ons"))
 	el := time.Duration(0)
 	if !s.started.IsZero() {
 		end := c.now
@@ -164,36 +168,36 @@ func (s *bootstrapScreen) view() string {
 	case "running":
 		b.WriteString(st.Accent.Render("running") + st.Subtle.Render(" elapsed "+el.Round(time.Second).String()) + "\n")
 		if s.ready.state == runRunning && s.ready.summary != "" {
-			b.WriteString(st.Accent.Render(common.Truncate("waiting for the cluster: "+s.ready.summary, c.Width)) + "\n")
+			b.WriteString(st.Accent.Render(common.Truncate("waiting for the cluster: "+s.ready.summary, s.Width)) + "\n")
 		}
 	case "ok":
 		b.WriteString(st.Good.Render("✓ cluster bootstrapped") + st.Subtle.Render(" in "+el.Round(time.Second).String()) + "\n")
 		if s.ready.summary != "" {
-			b.WriteString(st.Good.Render(common.Truncate("✓ "+s.ready.summary, c.Width)) + "\n")
+			b.WriteString(st.Good.Render(common.Truncate("✓ "+s.ready.summary, s.Width)) + "\n")
 		}
 	case "failed":
-		b.WriteString(s.failureView(c, c.Width) + st.Subtle.Render("r resumes from the failed step; finished steps are skipped") + "\n")
+		b.WriteString(s.failureView(s.Common, s.c.fullErrors, s.Width) + st.Subtle.Render("r resumes from the failed step; finished steps are skipped") + "\n")
 	default:
 		if c.deployStatus() == statusDone {
 			b.WriteString(st.Good.Render("✓ the cluster was bootstrapped in an earlier run") + "\n")
 			break
 		}
-		b.WriteString("\n" + common.Wrap(s.plan(), c.Width) + "\n" + st.Subtle.Render("enter asks once more before anything is created") + "\n")
+		b.WriteString("\n" + common.Wrap(s.plan(), s.Width) + "\n" + st.Subtle.Render("enter asks once more before anything is created") + "\n")
 	}
 	if s.confirm.Open() {
-		b.WriteString(s.confirm.View(st, c.Width) + "\n")
+		b.WriteString(s.confirm.View(st, s.Width) + "\n")
 	}
-	b.WriteString(s.noticeView(c))
+	b.WriteString(s.noticeView(s.Common, c.fullErrors))
 	b.WriteString("\n")
-	avail := c.Height - strings.Count(b.String(), "\n")
-	tree := s.prog.TreeView(st, c.Width, c.now, max(avail*2/3, 3))
-	b.WriteString(tree + "\n" + s.logView(c.Width, max(avail-common.LineCount(tree)-1, 2)))
+	avail := s.Height - strings.Count(b.String(), "\n")
+	tree := s.prog.TreeView(st, s.Width, c.now, max(avail*2/3, 3))
+	b.WriteString(tree + "\n" + s.logView(s.Width, max(avail-common.LineCount(tree)-1, 2)))
 	return b.String()
 }
 
 // logView is the log pane: the latest log lines that fit.
 func (s *bootstrapScreen) logView(width, height int) string {
-	st := s.c.Styles
+	st := s.Styles
 	var lines []string
 	lines = append(lines, st.Bold.Render("log"))
 	for _, ev := range s.prog.Logs() {

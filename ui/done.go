@@ -18,11 +18,13 @@ import (
 // the add-ons ready, as the add-ons step reported) or exactly what is
 // missing, where the kubeconfig and talosconfig are and what to run next.
 type doneScreen struct {
+	// page is the screen's own copy of the size, styles and keys.
+	page
 	c     *shared
 	ready readiness
 }
 
-func newDone(c *shared) *doneScreen { return &doneScreen{c: c} }
+func newDone(c *shared, com common.Common) *doneScreen { return &doneScreen{c: c, page: page{com}} }
 
 func (s *doneScreen) enter() tea.Cmd  { return nil }
 func (s *doneScreen) capturing() bool { return false }
@@ -31,7 +33,7 @@ func (s *doneScreen) capturing() bool { return false }
 var doctorKey = key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "run the doctor"))
 
 func (s *doneScreen) help() keyHelp {
-	q := s.c.Keys.Enter
+	q := s.Keys.Enter
 	q.SetHelp("enter", "quit")
 	short := []key.Binding{q}
 	if s.c.backend.Doctor != nil {
@@ -47,7 +49,7 @@ func (s *doneScreen) update(msg tea.Msg) tea.Cmd {
 	}
 	k, ok := msg.(tea.KeyMsg)
 	switch {
-	case ok && key.Matches(k, s.c.Keys.Enter):
+	case ok && key.Matches(k, s.Keys.Enter):
 		return tea.Quit
 	case ok && key.Matches(k, doctorKey) && s.c.backend.Doctor != nil:
 		return func() tea.Msg { return openDoctorMsg{} }
@@ -56,7 +58,7 @@ func (s *doneScreen) update(msg tea.Msg) tea.Cmd {
 }
 
 func (s *doneScreen) view() string {
-	c, st := s.c, s.c.Styles
+	c, st := s.c, s.Styles
 	config := ""
 	if c.backend.SpecPath != "" && c.backend.SpecPath != "ohmytalos.yaml" {
 		config = " --config " + c.backend.SpecPath
@@ -72,13 +74,13 @@ func (s *doneScreen) view() string {
 	var b strings.Builder
 	b.WriteString(s.outcome() + "\n")
 	if c.backend.Sandbox {
-		b.WriteString(st.Warn.Render(common.Wrap("Sandbox run: nothing was created on Hetzner; the kubeconfig points at fakes that stop with this process.", c.Width)) + "\n\n")
+		b.WriteString(st.Warn.Render(common.Wrap("Sandbox run: nothing was created on Hetzner; the kubeconfig points at fakes that stop with this process.", s.Width)) + "\n\n")
 	}
 	use := "Merge the kubeconfig into yours for kubectl (its context becomes the current one), or write the files out (mode 0600):"
 	if c.backend.Sandbox {
 		use = "Write them out when you need them (mode 0600):"
 	}
-	b.WriteString(common.Wrap(fmt.Sprintf("The kubeconfig and talosconfig are stored encrypted (age) in %s. %s", stateDir, use), c.Width) + "\n")
+	b.WriteString(common.Wrap(fmt.Sprintf("The kubeconfig and talosconfig are stored encrypted (age) in %s. %s", stateDir, use), s.Width) + "\n")
 	if !c.backend.Sandbox {
 		b.WriteString(cmd("ohmytalos kubeconfig" + config + " --merge"))
 	}
@@ -94,9 +96,9 @@ func (s *doneScreen) view() string {
 		b.WriteString(cmd("kubectl --kubeconfig kubeconfig get nodes"))
 		b.WriteString(cmd("ohmytalos doctor" + config))
 	} else {
-		b.WriteString(st.Subtle.Render(common.Wrap("For a sandbox that outlives the wizard, run \"ohmytalos sandbox serve\" and use plan, apply and doctor against it (see the README).", c.Width)) + "\n")
+		b.WriteString(st.Subtle.Render(common.Wrap("For a sandbox that outlives the wizard, run \"ohmytalos sandbox serve\" and use plan, apply and doctor against it (see the README).", s.Width)) + "\n")
 	}
-	b.WriteString("\n" + st.Subtle.Render(common.Wrap("The spec is in "+c.backend.SpecPath+"; keep it in git. Run \"ohmytalos apply\" after editing it.", c.Width)) + "\n")
+	b.WriteString("\n" + st.Subtle.Render(common.Wrap("The spec is in "+c.backend.SpecPath+"; keep it in git. Run \"ohmytalos apply\" after editing it.", s.Width)) + "\n")
 	return b.String()
 }
 
@@ -104,11 +106,11 @@ func (s *doneScreen) view() string {
 // what is missing (its error names it, and the nodes and workloads whose
 // last report was not ready), or that it has not run.
 func (s *doneScreen) outcome() string {
-	c, st, r := s.c, s.c.Styles, &s.ready
+	c, st, r := s.c, s.Styles, &s.ready
 	name := c.spec.Name
 	var b strings.Builder
 	line := func(style lipgloss.Style, text string) {
-		b.WriteString(style.Render(common.Wrap(text, c.Width)) + "\n")
+		b.WriteString(style.Render(common.Wrap(text, s.Width)) + "\n")
 	}
 	status := c.stepStatus(steps.StepAddons)
 	switch {
@@ -140,7 +142,7 @@ func (s *doneScreen) outcome() string {
 		}
 		switch {
 		case why != "":
-			b.WriteString(errorText(c, st.Bad, "✗ missing: "+why, c.Width) + "\n")
+			b.WriteString(errorText(s.Common, s.c.fullErrors, st.Bad, "✗ missing: "+why, s.Width) + "\n")
 		case len(r.missing()) > 0:
 			line(st.Bad, "✗ missing (last reported): "+r.summary)
 			for _, row := range r.missing() {
@@ -149,7 +151,7 @@ func (s *doneScreen) outcome() string {
 		default:
 			line(st.Bad, "✗ the add-ons step failed without saying why; run \"ohmytalos doctor --check nodes-ready,addons\"")
 		}
-		line(st.Subtle, "Go back to the bootstrap step ("+c.Keys.Prev.Help().Key+") and press "+c.Keys.Retry.Help().Key+" to resume, or run \"ohmytalos apply --only addons\" to wait again.")
+		line(st.Subtle, "Go back to the bootstrap step ("+s.Keys.Prev.Help().Key+") and press "+s.Keys.Retry.Help().Key+" to resume, or run \"ohmytalos apply --only addons\" to wait again.")
 	default:
 		b.WriteString(st.Title.Render("Cluster "+name+" is up but not ready to use") + "\n\n")
 		line(st.Warn, "The add-ons step (Cilium, Hetzner cloud controller and CSI) has not run: nodes stay NotReady without a CNI. Run \"ohmytalos apply\" to install them.")

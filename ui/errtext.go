@@ -20,21 +20,21 @@ const maxErrorLines = 6
 // to width, never cut at the pane's edge. Unless full, a message taller
 // than maxErrorLines shows its first lines and a line naming the key that
 // shows the rest.
-func errorText(c *shared, style lipgloss.Style, text string, width int) string {
+func errorText(com common.Common, full bool, style lipgloss.Style, text string, width int) string {
 	lines := common.WrapLines(text, width)
-	if !c.fullErrors && len(lines) > maxErrorLines {
+	if !full && len(lines) > maxErrorLines {
 		more := len(lines) - (maxErrorLines - 1)
 		lines = append(lines[:maxErrorLines-1:maxErrorLines-1],
-			c.Styles.Subtle.Render(ansi.Truncate("… "+strconv.Itoa(more)+" more lines: "+c.Keys.FullError.Help().Key+" shows the whole error", width, "…")))
+			com.Styles.Subtle.Render(ansi.Truncate("… "+strconv.Itoa(more)+" more lines: "+com.Keys.FullError.Help().Key+" shows the whole error", width, "…")))
 		return style.Render(strings.Join(lines[:len(lines)-1], "\n")) + "\n" + lines[len(lines)-1]
 	}
 	return style.Render(strings.Join(lines, "\n"))
 }
 
 // fullErrorKey is the FullError binding with help for what it does now.
-func fullErrorKey(c *shared) key.Binding {
-	k := c.Keys.FullError
-	if c.fullErrors {
+func fullErrorKey(keys common.KeyMap, full bool) key.Binding {
+	k := keys.FullError
+	if full {
 		k.SetHelp(k.Help().Key, "short error")
 	}
 	return k

@@ -13,6 +13,7 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/factory"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/ui/common"
 	"github.com/ohmytalos/ohmytalos/ui/components"
 )
 
@@ -20,6 +21,8 @@ import (
 // schematic IDs (computed offline on every change) and builds the
 // snapshots with the images step, showing progress per image.
 type imagesScreen struct {
+	// page is the screen's own copy of the size, styles and keys.
+	page
 	c       *shared
 	tab     int // index into schematicNames
 	cursor  int
@@ -41,8 +44,8 @@ type imagesScreen struct {
 	prog components.ProgressList
 }
 
-func newImages(c *shared) *imagesScreen {
-	s := &imagesScreen{c: c, ids: map[string]string{}}
+func newImages(c *shared, com common.Common) *imagesScreen {
+	s := &imagesScreen{c: c, page: page{com}, ids: map[string]string{}}
 	for _, n := range s.schematicNames() {
 		for _, e := range s.schematic(n).Extensions {
 			if !slices.Contains(s.known, e) {
@@ -72,7 +75,7 @@ func (s *imagesScreen) enter() tea.Cmd {
 func (s *imagesScreen) capturing() bool { return false }
 
 func (s *imagesScreen) help() keyHelp {
-	km := s.c.Keys
+	km := s.Keys
 	if s.confirm.Open() {
 		return keyHelp{short: s.confirm.Help(km)}
 	}
@@ -185,7 +188,7 @@ func (s *imagesScreen) update(msg tea.Msg) tea.Cmd {
 }
 
 func (s *imagesScreen) key(msg tea.KeyMsg) tea.Cmd {
-	km := s.c.Keys
+	km := s.Keys
 	if cmd, took := s.confirm.Handle(msg, km, s.build); took {
 		return cmd
 	}
@@ -245,12 +248,12 @@ func (s *imagesScreen) build() tea.Cmd {
 }
 
 func (s *imagesScreen) view() string {
-	c, st := s.c, s.c.Styles
+	c, st := s.c, s.Styles
 	var b strings.Builder
-	b.WriteString(header(c, "Talos images", fmt.Sprintf("Talos %s, one snapshot per schematic and architecture", c.spec.Talos.Version)) + "\n")
+	b.WriteString(header(s.Common, "Talos images", fmt.Sprintf("Talos %s, one snapshot per schematic and architecture", c.spec.Talos.Version)) + "\n")
 	b.WriteString(s.versionLine())
 	idw := 12
-	if c.Width >= 95 {
+	if s.Width >= 95 {
 		idw = 64
 	}
 	for i, n := range s.schematicNames() {
@@ -267,28 +270,28 @@ func (s *imagesScreen) view() string {
 		b.WriteString(name + " " + st.Accent.Render(id) + " " + st.Subtle.Render(strings.Join(s.schematic(n).Extensions, ", ")) + "\n")
 	}
 	if s.idErr != "" {
-		b.WriteString(errorText(c, st.Bad, s.idErr, c.Width) + "\n")
+		b.WriteString(errorText(s.Common, s.c.fullErrors, st.Bad, s.idErr, s.Width) + "\n")
 	}
 	b.WriteString("\n")
 	if s.confirm.Open() {
-		b.WriteString(s.confirm.View(st, c.Width) + "\n")
+		b.WriteString(s.confirm.View(st, s.Width) + "\n")
 	}
 	switch {
 	case s.loading:
 		b.WriteString(st.Subtle.Render("loading the official extensions…") + "\n")
 	case s.loadErr != "":
-		b.WriteString(errorText(c, st.Warn, "extensions unavailable: "+s.loadErr, c.Width) + "\n")
+		b.WriteString(errorText(s.Common, s.c.fullErrors, st.Warn, "extensions unavailable: "+s.loadErr, s.Width) + "\n")
 	}
 	progress := s.progressView()
 	used := strings.Count(b.String(), "\n") + strings.Count(progress, "\n") + 2
-	b.WriteString(s.listView(max(c.Height-used-1, 3)))
+	b.WriteString(s.listView(max(s.Height-used-1, 3)))
 	b.WriteString("\n\n" + progress)
 	return b.String()
 }
 
 // listView is the extension picker, scrolled to keep the cursor visible.
 func (s *imagesScreen) listView(height int) string {
-	st := s.c.Styles
+	st := s.Styles
 	opts := s.options()
 	selected := s.schematic(s.current()).Extensions
 	desc := map[string]string{}
@@ -320,7 +323,7 @@ func (s *imagesScreen) listView(height int) string {
 }
 
 func (s *imagesScreen) progressView() string {
-	st := s.c.Styles
+	st := s.Styles
 	var b strings.Builder
 	switch s.result {
 	case "running":
@@ -328,9 +331,9 @@ func (s *imagesScreen) progressView() string {
 	case "ok":
 		b.WriteString(st.Good.Render("✓ snapshots ready") + "\n")
 	case "failed":
-		b.WriteString(s.failureView(s.c, s.c.Width))
+		b.WriteString(s.failureView(s.Common, s.c.fullErrors, s.Width))
 	}
-	b.WriteString(s.noticeView(s.c))
-	b.WriteString(s.prog.View(st, s.c.Width))
+	b.WriteString(s.noticeView(s.Common, s.c.fullErrors))
+	b.WriteString(s.prog.View(st, s.Width))
 	return b.String()
 }

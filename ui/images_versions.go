@@ -125,14 +125,14 @@ func (s *imagesScreen) pickVersion() tea.Cmd {
 // versionLine is the picker's state under the header: empty when the
 // releases are listed, else loading or why they are not.
 func (s *imagesScreen) versionLine() string {
-	st := s.c.Styles
+	st := s.Styles
 	switch {
 	case s.c.backend.Versions == nil:
 		return ""
 	case s.versionsLoading:
 		return st.Subtle.Render("loading the Talos releases…") + "\n"
 	case s.versionsErr != "":
-		return st.Warn.Render(common.Wrap(fmt.Sprintf("Talos releases unavailable, keeping %s (v tries again): %s", s.c.spec.Talos.Version, s.versionsErr), s.c.Width)) + "\n"
+		return st.Warn.Render(common.Wrap(fmt.Sprintf("Talos releases unavailable, keeping %s (v tries again): %s", s.c.spec.Talos.Version, s.versionsErr), s.Width)) + "\n"
 	}
 	return ""
 }

@@ -62,6 +62,9 @@ type screen interface {
 	update(msg tea.Msg) tea.Cmd
 	// view renders the content area (Common.Width x Common.Height).
 	view() string
+	// setCommon hands the page a new copy of the common value (after a
+	// resize); pages embed page for it.
+	setCommon(c common.Common)
 	// help lists the keys that work right now.
 	help() keyHelp
 	// capturing is set while a text input has focus: printable keys
@@ -79,8 +82,11 @@ type Model struct {
 	overlay components.Overlay
 	// spec is the working spec: only the root writes it, in response to
 	// SpecEditMsg (specedit.go); pages read the copy in c.spec.
-	spec     *spec.Spec
-	c        *shared
+	spec *spec.Spec
+	c    *shared
+	// com is the root's common value (content size, styles, keys); each
+	// page gets its own copy of it (setCommon) on every resize.
+	com      common.Common
 	screens  [numScreens]screen
 	active   screenID
 	help     help.Model
@@ -123,11 +129,9 @@ func newModelOn(ctx context.Context, b Backend, o Options, r *lipgloss.Renderer)
 	if o.Height <= 0 {
 		o.Height = 24
 	}
-	c := &shared{
-		Common: common.Common{Styles: NewStyles(r, o.NoColor), Keys: DefaultKeyMap()}, ctx: ctx, backend: b, opts: o,
-		status: map[engine.StepName]engine.StepStatus{},
-	}
-	m := &Model{c: c, help: help.New(), visited: map[screenID]bool{}, rateRemaining: -1, tickEvery: time.Second}
+	c := &shared{ctx: ctx, backend: b, opts: o, status: map[engine.StepName]engine.StepStatus{}}
+	m := &Model{c: c, com: common.Common{Styles: NewStyles(r, o.NoColor), Keys: DefaultKeyMap()},
+		help: help.New(), visited: map[screenID]bool{}, rateRemaining: -1, tickEvery: time.Second}
 	if b.Env != nil && b.Env.Spec != nil {
 		m.spec = cloneSpec(b.Env.Spec)
 	} else {
@@ -152,10 +156,10 @@ func newModelOn(ctx context.Context, b Backend, o Options, r *lipgloss.Renderer)
 		c.savedHash = m.spec.Hash()
 	}
 	c.specChanged()
-	m.help.Styles = c.Styles.Help
+	m.help.Styles = m.com.Styles.Help
 	m.screens = [numScreens]screen{
-		newWelcome(c), newSecrets(c), newImages(c), newNetwork(c),
-		newPools(c), newReview(c), newBootstrap(c), newDone(c),
+		newWelcome(c, m.com), newSecrets(c, m.com), newImages(c, m.com), newNetwork(c, m.com),
+		newPools(c, m.com), newReview(c, m.com), newBootstrap(c, m.com), newDone(c, m.com),
 	}
 	m.resize(o.Width, o.Height)
 	if o.Resume || m.anyDone() {
@@ -237,7 +241,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // handleKey applies the wizard-wide keys, else hands the key to the
 // active screen.
 func (m *Model) handleKey(msg tea.KeyMsg) tea.Cmd {
-	c, km := m.c, m.c.Keys
+	c, km := m.c, m.com.Keys
 	scr := m.screens[m.active]
 	m.notice = ""
 	switch {
@@ -301,8 +305,17 @@ func (m *Model) observe(ev engine.Event) {
 func (m *Model) resize(w, h int) {
 	m.width, m.height = w, h
 	m.help.Width = w
-	m.c.Width = max(w-m.sidebarWidth()-3, 20)
-	m.c.Height = max(h-1-m.footerHeight(), 5)
+	m.com.Width = max(w-m.sidebarWidth()-3, 20)
+	m.share() // the footer's height reads the active page's keys
+	m.com.Height = max(h-1-m.footerHeight(), 5)
+	m.share()
+}
+
+// share hands every page a copy of the root's common value.
+func (m *Model) share() {
+	for _, s := range m.screens {
+		s.setCommon(m.com)
+	}
 }
 
 func (m *Model) sidebarWidth() int {

@@ -41,6 +41,8 @@ func netFields() []netField {
 // networkScreen edits the address layout; netplan findings are shown
 // beside each field on every keystroke, with a map of the range.
 type networkScreen struct {
+	// page is the screen's own copy of the size, styles and keys.
+	page
 	c      *shared
 	fields []netField
 	inputs []textinput.Model
@@ -49,10 +51,10 @@ type networkScreen struct {
 	access accessState
 }
 
-func newNetwork(c *shared) *networkScreen {
-	s := &networkScreen{c: c, fields: netFields()}
+func newNetwork(c *shared, com common.Common) *networkScreen {
+	s := &networkScreen{c: c, page: page{com}, fields: netFields()}
 	for _, f := range s.fields {
-		s.inputs = append(s.inputs, components.NewInput(c.Styles, f.get(c.spec), f.placeholder, 18))
+		s.inputs = append(s.inputs, components.NewInput(com.Styles, f.get(c.spec), f.placeholder, 18))
 	}
 	s.inputs[0].Focus()
 	return s
@@ -71,7 +73,7 @@ func (s *networkScreen) enter() tea.Cmd {
 func (s *networkScreen) capturing() bool { return true }
 
 func (s *networkScreen) help() keyHelp {
-	km := s.c.Keys
+	km := s.Keys
 	enter := km.Enter // what enter does here: next field, then continue
 	if s.focus < len(s.inputs)-1 {
 		enter.SetHelp("enter", "next field")
@@ -88,7 +90,7 @@ func (s *networkScreen) update(msg tea.Msg) tea.Cmd {
 	if !ok {
 		return nil
 	}
-	km := s.c.Keys
+	km := s.Keys
 	switch {
 	case key.Matches(k, km.Tab):
 		s.setFocus((s.focus + 1) % len(s.inputs))
@@ -122,13 +124,13 @@ func (s *networkScreen) setFocus(i int) {
 }
 
 func (s *networkScreen) view() string {
-	c, st := s.c, s.c.Styles
+	c, st := s.c, s.Styles
 	var b strings.Builder
-	b.WriteString(header(c, "Network layout", "Hetzner private network, subnets, Kubernetes ranges, API VIP") + "\n")
+	b.WriteString(header(s.Common, "Network layout", "Hetzner private network, subnets, Kubernetes ranges, API VIP") + "\n")
 	leftW := 2 + 14 + 19
-	beside := c.Width-leftW-1 >= 40
+	beside := s.Width-leftW-1 >= 40
 	maxLines := 2
-	if c.Height >= 30 {
+	if s.Height >= 30 {
 		maxLines = 4
 	}
 	for i, f := range s.fields {
@@ -139,7 +141,7 @@ func (s *networkScreen) view() string {
 		left := cur + st.Label.Render(f.label) + s.inputs[i].View()
 		fs := c.findingsFor(f.field)
 		if beside {
-			right := s.findingText(fs, c.Width-leftW-1, maxLines)
+			right := s.findingText(fs, s.Width-leftW-1, maxLines)
 			b.WriteString(lipgloss.JoinHorizontal(lipgloss.Top, st.App.Width(leftW).Render(left), " ", right) + "\n")
 			continue
 		}
@@ -147,7 +149,7 @@ func (s *networkScreen) view() string {
 			b.WriteString(st.App.Width(leftW).Render(left) + " " + st.Good.Render("✓") + "\n")
 			continue
 		}
-		b.WriteString(left + "\n" + common.Indent(s.findingText(fs, c.Width-4, maxLines), 4) + "\n")
+		b.WriteString(left + "\n" + common.Indent(s.findingText(fs, s.Width-4, maxLines), 4) + "\n")
 	}
 	var other []netplan.Finding
 	for _, f := range c.findings {
@@ -156,7 +158,7 @@ func (s *networkScreen) view() string {
 		}
 	}
 	if len(other) > 0 {
-		b.WriteString(st.Warn.Render(common.Wrap(fmt.Sprintf("%d finding(s) on pool subnets (see the pools screen): %s: %s", len(other), other[0].Field, other[0].Message), c.Width)) + "\n")
+		b.WriteString(st.Warn.Render(common.Wrap(fmt.Sprintf("%d finding(s) on pool subnets (see the pools screen): %s: %s", len(other), other[0].Field, other[0].Message), s.Width)) + "\n")
 	}
 	if note := s.accessNote(); note != "" {
 		b.WriteString(note + "\n")
@@ -166,7 +168,7 @@ func (s *networkScreen) view() string {
 	}
 	b.WriteString("\n")
 	layout, _ := c.adapt()
-	b.WriteString(components.SubnetMap(st, layout, c.Width))
+	b.WriteString(components.SubnetMap(st, layout, s.Width))
 	return b.String()
 }
 
@@ -182,7 +184,7 @@ func (s *networkScreen) isField(field string) bool {
 // findingText renders a field's findings in width columns, at most
 // maxLines lines per finding (the fix included when there is room).
 func (s *networkScreen) findingText(fs []netplan.Finding, width, maxLines int) string {
-	st := s.c.Styles
+	st := s.Styles
 	if len(fs) == 0 {
 		return st.Good.Render("✓")
 	}

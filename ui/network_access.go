@@ -92,16 +92,16 @@ func (s *networkScreen) detected(msg OperatorAddressMsg) {
 // accessNote is the line under the fields: what was detected, from where,
 // and what an empty or open value means.
 func (s *networkScreen) accessNote() string {
-	st, a := s.c.Styles, s.access
+	st, a := s.Styles, s.access
 	switch {
 	case s.c.spec.OpenToInternet():
 		return st.Warn.Render("! API access 0.0.0.0/0 opens the Talos and Kubernetes APIs to the whole internet")
 	case a.detecting:
 		return st.Subtle.Render("API access: detecting your public address…")
 	case a.got && a.detected.Err != nil:
-		return st.Bad.Render(common.Wrap("API access: could not detect your address ("+a.detected.Err.Error()+"): type the ranges that may reach the APIs", s.c.Width))
+		return st.Bad.Render(common.Wrap("API access: could not detect your address ("+a.detected.Err.Error()+"): type the ranges that may reach the APIs", s.Width))
 	case a.got:
-		return st.Subtle.Render(common.Wrap("API access: detected "+strings.Join(a.detected.Sources, ", ")+" from "+a.detected.From+"; edit to admit other ranges", s.c.Width))
+		return st.Subtle.Render(common.Wrap("API access: detected "+strings.Join(a.detected.Sources, ", ")+" from "+a.detected.From+"; edit to admit other ranges", s.Width))
 	case len(s.c.spec.Firewall.Allow) == 0:
 		return st.Subtle.Render("API access: empty = only your address, detected at plan time")
 	}

@@ -21,7 +21,7 @@ func (m *Model) updateOverlay(msg tea.Msg) tea.Cmd {
 		if m.c.backend.Doctor == nil {
 			return nil
 		}
-		return m.overlay.Open(m.c.backend.Doctor(m.c.Styles.Renderer()), m.width, m.height)
+		return m.overlay.Open(m.c.backend.Doctor(m.com.Styles.Renderer()), m.width, m.height)
 	case doctorui.ClosedMsg:
 		m.overlay.Close()
 		return nil

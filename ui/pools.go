@@ -18,6 +18,8 @@ import (
 // types, volumes and pools are edited in place and the cost panel is
 // recomputed on every keystroke.
 type poolsScreen struct {
+	// page is the screen's own copy of the size, styles and keys.
+	page
 	c       *shared
 	cursor  int // 0: control plane, i: pools[i-1]
 	confirm components.Confirm
@@ -26,14 +28,14 @@ type poolsScreen struct {
 	notice  string
 }
 
-func newPools(c *shared) *poolsScreen { return &poolsScreen{c: c} }
+func newPools(c *shared, com common.Common) *poolsScreen { return &poolsScreen{c: c, page: page{com}} }
 
 func (s *poolsScreen) enter() tea.Cmd { return nil }
 
 func (s *poolsScreen) capturing() bool { return s.form != nil }
 
 func (s *poolsScreen) help() keyHelp {
-	km := s.c.Keys
+	km := s.Keys
 	switch {
 	case s.confirm.Open():
 		return keyHelp{short: s.confirm.Help(km)}
@@ -62,7 +64,7 @@ func (s *poolsScreen) update(msg tea.Msg) tea.Cmd {
 	}
 	switch {
 	case s.confirm.Open():
-		if done, yes := s.confirm.Answer(k, s.c.Keys); done && yes {
+		if done, yes := s.confirm.Answer(k, s.Keys); done && yes {
 			s.remove()
 		}
 		return nil
@@ -75,7 +77,7 @@ func (s *poolsScreen) update(msg tea.Msg) tea.Cmd {
 }
 
 func (s *poolsScreen) listKey(k tea.KeyMsg) tea.Cmd {
-	km, sp := s.c.Keys, s.c.spec
+	km, sp := s.Keys, s.c.spec
 	s.notice = ""
 	switch {
 	case key.Matches(k, km.Up):
@@ -97,7 +99,7 @@ func (s *poolsScreen) listKey(k tea.KeyMsg) tea.Cmd {
 	case key.Matches(k, km.Add):
 		s.add()
 	case key.Matches(k, km.Edit) && s.cursor > 0:
-		s.form = newPoolForm(s.c, s.cursor-1)
+		s.form = newPoolForm(s.c, s.Styles, s.cursor-1)
 	case key.Matches(k, km.Remove) && s.cursor > 0:
 		p := sp.Pools[s.cursor-1]
 		s.confirm.Ask(fmt.Sprintf("Remove pool %q (%d × %s)? apply does not delete servers already created for it: drain and delete them yourself.", p.Name, p.Count, p.ServerType))
@@ -180,30 +182,30 @@ func (s *poolsScreen) remove() {
 }
 
 func (s *poolsScreen) view() string {
-	c, st := s.c, s.c.Styles
+	c, st := s.c, s.Styles
 	var b strings.Builder
-	b.WriteString(header(c, "Node pools", "control plane and worker pools; net prices per month") + "\n")
+	b.WriteString(header(s.Common, "Node pools", "control plane and worker pools; net prices per month") + "\n")
 	table := s.table()
-	wide := c.Width >= 90
+	wide := s.Width >= 90
 	panelW := 40
 	if wide {
-		panelW = max(c.Width-lipgloss.Width(table)-3, 30)
+		panelW = max(s.Width-lipgloss.Width(table)-3, 30)
 	}
-	panel := components.CostPanel(st, c.cost(), min(panelW, 64), wide && c.Height >= 30)
-	if c.Height >= 30 {
+	panel := components.CostPanel(st, c.cost(), min(panelW, 64), wide && s.Height >= 30)
+	if s.Height >= 30 {
 		table += "\n\n" + s.details()
 	}
 	switch {
 	case s.picker != nil:
-		b.WriteString(s.picker.view(st, c.Width, c.Height-3))
+		b.WriteString(s.picker.view(st, s.Width, s.Height-3))
 		return b.String()
 	case s.form != nil:
-		b.WriteString(common.JoinSides(s.form.view(st), panel, c.Width, 3))
+		b.WriteString(common.JoinSides(s.form.view(st), panel, s.Width, 3))
 		return b.String()
 	}
-	b.WriteString(common.JoinSides(table, panel, c.Width, 3) + "\n")
+	b.WriteString(common.JoinSides(table, panel, s.Width, 3) + "\n")
 	if s.confirm.Open() {
-		b.WriteString(s.confirm.View(st, c.Width) + "\n")
+		b.WriteString(s.confirm.View(st, s.Width) + "\n")
 	}
 	if s.notice != "" {
 		b.WriteString(st.Warn.Render(s.notice) + "\n")
@@ -214,7 +216,7 @@ func (s *poolsScreen) view() string {
 // table renders the pools with a marker on the selected row and address
 // findings of the selected pool.
 func (s *poolsScreen) table() string {
-	c, st := s.c, s.c.Styles
+	c, st := s.c, s.Styles
 	sp := c.spec
 	var b strings.Builder
 	header := fmt.Sprintf("  %-13s %-7s %3s %-14s %4s %9s", "pool", "type", "n", "subnet", "vol", "€/month")
@@ -255,7 +257,7 @@ func (s *poolsScreen) table() string {
 
 // details describes the selected row beyond the table's columns.
 func (s *poolsScreen) details() string {
-	c, st := s.c, s.c.Styles
+	c, st := s.c, s.Styles
 	sp := c.spec
 	kv := func(k, v string) string { return st.Label.Render(k) + v + "\n" }
 	var b strings.Builder

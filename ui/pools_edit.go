@@ -67,7 +67,7 @@ func (s *poolsScreen) openPicker() {
 }
 
 func (s *poolsScreen) pickerKey(k tea.KeyMsg) tea.Cmd {
-	km, tp := s.c.Keys, s.picker
+	km, tp := s.Keys, s.picker
 	switch {
 	case key.Matches(k, km.Esc):
 		s.picker = nil
@@ -143,18 +143,18 @@ type poolForm struct {
 
 func poolFormLabels() []string { return []string{"name", "servers", "subnet", "volume GB"} }
 
-func newPoolForm(c *shared, index int) *poolForm {
+func newPoolForm(c *shared, styles common.Styles, index int) *poolForm {
 	p := c.spec.Pools[index]
 	f := &poolForm{index: index}
 	for _, v := range []string{p.Name, strconv.Itoa(p.Count), p.Subnet, strconv.Itoa(p.VolumeSize)} {
-		f.inputs = append(f.inputs, components.NewInput(c.Styles, v, "", 18))
+		f.inputs = append(f.inputs, components.NewInput(styles, v, "", 18))
 	}
 	f.inputs[0].Focus()
 	return f
 }
 
 func (s *poolsScreen) formKey(k tea.KeyMsg) tea.Cmd {
-	km, f := s.c.Keys, s.form
+	km, f := s.Keys, s.form
 	switch {
 	case key.Matches(k, km.Esc):
 		s.form = nil

@@ -19,6 +19,8 @@ import (
 // reviewScreen shows the spec's problems, every step's plan and the cost,
 // and writes the spec file once the operator confirms.
 type reviewScreen struct {
+	// page is the screen's own copy of the size, styles and keys.
+	page
 	c        *shared
 	problems spec.Problems
 	planning bool
@@ -32,7 +34,9 @@ type reviewScreen struct {
 	preflight preflightPanel
 }
 
-func newReview(c *shared) *reviewScreen { return &reviewScreen{c: c} }
+func newReview(c *shared, com common.Common) *reviewScreen {
+	return &reviewScreen{c: c, page: page{com}}
+}
 
 func (s *reviewScreen) enter() tea.Cmd {
 	// spec.Validate checks the layout too; the findings of the (possibly
@@ -58,7 +62,7 @@ func (s *reviewScreen) enter() tea.Cmd {
 func (s *reviewScreen) capturing() bool { return false }
 
 func (s *reviewScreen) help() keyHelp {
-	km := s.c.Keys
+	km := s.Keys
 	if s.confirm.Open() {
 		return keyHelp{short: s.confirm.Help(km)}
 	}
@@ -93,7 +97,7 @@ func (s *reviewScreen) update(msg tea.Msg) tea.Cmd {
 }
 
 func (s *reviewScreen) key(k tea.KeyMsg) tea.Cmd {
-	km := s.c.Keys
+	km := s.Keys
 	if s.confirm.Open() {
 		if done, yes := s.confirm.Answer(k, km); done && yes {
 			return saveCmd(cloneSpec(s.c.spec), s.c.backend.SpecPath, s.c.spec.Hash())
@@ -126,22 +130,22 @@ func (s *reviewScreen) key(k tea.KeyMsg) tea.Cmd {
 }
 
 func (s *reviewScreen) view() string {
-	c, st := s.c, s.c.Styles
+	c, st := s.c, s.Styles
 	var top strings.Builder
-	top.WriteString(header(c, "Review", "what apply will do, and what it costs") + "\n")
+	top.WriteString(header(s.Common, "Review", "what apply will do, and what it costs") + "\n")
 	if len(s.problems) > 0 {
 		top.WriteString(st.Bad.Render(fmt.Sprintf("%d problem(s):", len(s.problems))) + "\n")
 		for _, p := range s.problems {
-			top.WriteString(st.Bad.Render(common.Wrap("✗ "+p.String(), c.Width)) + "\n")
+			top.WriteString(st.Bad.Render(common.Wrap("✗ "+p.String(), s.Width)) + "\n")
 		}
 	}
-	top.WriteString(s.preflight.view(c))
+	top.WriteString(s.preflight.view(c, s.Common))
 	if s.confirm.Open() {
-		top.WriteString(s.confirm.View(st, c.Width) + "\n")
+		top.WriteString(s.confirm.View(st, s.Width) + "\n")
 	}
 	switch {
 	case s.saveErr != "":
-		top.WriteString(st.Bad.Render(common.Wrap(s.saveErr, c.Width)) + "\n")
+		top.WriteString(st.Bad.Render(common.Wrap(s.saveErr, s.Width)) + "\n")
 	case c.isSaved():
 		top.WriteString(st.Good.Render("✓ spec written to "+c.backend.SpecPath) + "\n")
 	}
@@ -150,7 +154,7 @@ func (s *reviewScreen) view() string {
 	case s.planning:
 		body.WriteString(st.Subtle.Render("planning…") + "\n")
 	case s.planErr != "":
-		body.WriteString(st.Bad.Render(common.Wrap("plan failed: "+s.planErr, c.Width)) + "\n")
+		body.WriteString(st.Bad.Render(common.Wrap("plan failed: "+s.planErr, s.Width)) + "\n")
 	}
 	for _, p := range s.plans {
 		body.WriteString(fmt.Sprintf("%s %s\n", st.Bold.Render(fmt.Sprintf("%-10s", p.Step)),
@@ -161,17 +165,17 @@ func (s *reviewScreen) view() string {
 			if it.Detail != "" {
 				line += st.Subtle.Render(" " + it.Detail)
 			}
-			body.WriteString(common.Indent(common.Wrap(line, c.Width-2), 2) + "\n")
+			body.WriteString(common.Indent(common.Wrap(line, s.Width-2), 2) + "\n")
 			for _, ch := range it.Changes {
-				body.WriteString(toneStyle(st, reporter.ActionTone(it.Action)).Render(common.Indent(common.Wrap(ch.String(), c.Width-4), 4)) + "\n")
+				body.WriteString(toneStyle(st, reporter.ActionTone(it.Action)).Render(common.Indent(common.Wrap(ch.String(), s.Width-4), 4)) + "\n")
 			}
 		}
 		for _, n := range p.Notes {
-			body.WriteString(st.Subtle.Render(common.Indent(common.Wrap("note: "+n, c.Width-2), 2)) + "\n")
+			body.WriteString(st.Subtle.Render(common.Indent(common.Wrap("note: "+n, s.Width-2), 2)) + "\n")
 		}
 	}
-	cost := components.CostPanel(st, c.cost(), min(c.Width, 64), false)
-	avail := c.Height - strings.Count(top.String(), "\n") - common.LineCount(cost) - 1
+	cost := components.CostPanel(st, c.cost(), min(s.Width, 64), false)
+	avail := s.Height - strings.Count(top.String(), "\n") - common.LineCount(cost) - 1
 	lines := strings.Split(strings.TrimRight(body.String(), "\n"), "\n")
 	scroll := min(s.scroll, max(len(lines)-avail, 0))
 	if avail > 0 && len(lines) > 0 {

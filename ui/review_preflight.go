@@ -40,14 +40,14 @@ func (p *preflightPanel) receive(msg PreflightMsg) {
 func (p *preflightPanel) errors() int { return len(p.findings.Errors()) }
 
 // view renders the panel; "" when there is nothing to show.
-func (p *preflightPanel) view(c *shared) string {
-	st := c.Styles
+func (p *preflightPanel) view(c *shared, com common.Common) string {
+	st := com.Styles
 	var b strings.Builder
 	switch {
 	case p.running:
 		b.WriteString(st.Subtle.Render("pre-flight: checking the server types, limits, snapshots, firewall and API budget with Hetzner…") + "\n")
 	case p.err != "":
-		b.WriteString(st.Warn.Render(common.Wrap("pre-flight not checked against Hetzner: "+redact(c, p.err), c.Width)) + "\n")
+		b.WriteString(st.Warn.Render(common.Wrap("pre-flight not checked against Hetzner: "+redact(c, p.err), com.Width)) + "\n")
 	case p.hash != "" && len(p.findings) == 0:
 		b.WriteString(st.Good.Render("✓ pre-flight: nothing stands in the way") + "\n")
 	}
@@ -58,11 +58,11 @@ func (p *preflightPanel) view(c *shared) string {
 		}
 		switch f.Severity {
 		case steps.SeverityError:
-			b.WriteString(st.Bad.Render(common.Wrap("✗ pre-flight "+line, c.Width)) + "\n")
+			b.WriteString(st.Bad.Render(common.Wrap("✗ pre-flight "+line, com.Width)) + "\n")
 		case steps.SeverityWarning:
-			b.WriteString(st.Warn.Render(common.Wrap("! pre-flight "+line, c.Width)) + "\n")
+			b.WriteString(st.Warn.Render(common.Wrap("! pre-flight "+line, com.Width)) + "\n")
 		default:
-			b.WriteString(st.Subtle.Render(common.Wrap("· "+line, c.Width)) + "\n")
+			b.WriteString(st.Subtle.Render(common.Wrap("· "+line, com.Width)) + "\n")
 		}
 	}
 	return b.String()

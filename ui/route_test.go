@@ -11,6 +11,7 @@ import (
 // recorder is a page that notes the messages it gets; run is its engine
 // run's id.
 type recorder struct {
+	page
 	got []string
 	run int
 }

@@ -4,6 +4,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/ui/common"
 )
 
 // Result states of a screen's engine run.
@@ -78,15 +79,15 @@ func (r *screenRun) enterKey(next screenID) (cmd tea.Cmd, handled bool) {
 
 // failureView is the failed run's error, wrapped to width (its first
 // lines unless the whole error was asked for).
-func (r *screenRun) failureView(c *shared, width int) string {
-	return errorText(c, c.Styles.Bad, "✗ "+r.err, width) + "\n"
+func (r *screenRun) failureView(com common.Common, full bool, width int) string {
+	return errorText(com, full, com.Styles.Bad, "✗ "+r.err, width) + "\n"
 }
 
 // noticeView is the line for an error that is not the run's failure (such
 // as a run that could not start), or "" when there is none.
-func (r *screenRun) noticeView(c *shared) string {
+func (r *screenRun) noticeView(com common.Common, full bool) string {
 	if r.err == "" || r.result == runFailed {
 		return ""
 	}
-	return errorText(c, c.Styles.Warn, r.err, c.Width) + "\n"
+	return errorText(com, full, com.Styles.Warn, r.err, com.Width) + "\n"
 }

@@ -31,6 +31,8 @@ func secretProviders(bwFirst bool) [][2]string {
 // secretsScreen picks where the Hetzner token comes from and runs the
 // secrets step to look it up and check it.
 type secretsScreen struct {
+	// page is the screen's own copy of the size, styles and keys.
+	page
 	c         *shared
 	providers [][2]string
 	provider  int
@@ -40,14 +42,14 @@ type secretsScreen struct {
 	log []engine.Event
 }
 
-func newSecrets(c *shared) *secretsScreen {
+func newSecrets(c *shared, com common.Common) *secretsScreen {
 	vault := c.backend.SandboxVault
 	if vault != nil && !c.opts.Resume && isDefaultTokenRef(c.spec.Secrets.HCloudToken) {
 		offered := *vault // offered first; env stays a choice
 		c.editSpec(func(sp *spec.Spec) { sp.Secrets.HCloudToken = offered })
 	}
 	ref := c.spec.Secrets.HCloudToken
-	s := &secretsScreen{c: c, providers: secretProviders(vault != nil)}
+	s := &secretsScreen{c: c, page: page{com}, providers: secretProviders(vault != nil)}
 	for i, p := range s.providers {
 		if p[0] == ref.Provider {
 			s.provider = i
@@ -55,9 +57,9 @@ func newSecrets(c *shared) *secretsScreen {
 	}
 	w := 36
 	s.inputs = []textinput.Model{
-		components.NewInput(c.Styles, ref.Ref, "HCLOUD_TOKEN", w),
-		components.NewInput(c.Styles, ref.Field, "optional: custom field name", w),
-		components.NewInput(c.Styles, ref.ServerURL, "optional: bw serve / server URL", w),
+		components.NewInput(com.Styles, ref.Ref, "HCLOUD_TOKEN", w),
+		components.NewInput(com.Styles, ref.Field, "optional: custom field name", w),
+		components.NewInput(com.Styles, ref.ServerURL, "optional: bw serve / server URL", w),
 	}
 	if c.stepStatus(steps.StepSecrets) == engine.StatusDone {
 		s.result = "ok"
@@ -69,7 +71,7 @@ func (s *secretsScreen) enter() tea.Cmd  { return nil }
 func (s *secretsScreen) capturing() bool { return s.focus > 0 }
 
 func (s *secretsScreen) help() keyHelp {
-	km := s.c.Keys
+	km := s.Keys
 	enter := km.Enter
 	enter.SetHelp("enter", "look up and check the token")
 	if s.result == "ok" {
@@ -80,7 +82,7 @@ func (s *secretsScreen) help() keyHelp {
 	short := []key.Binding{km.Tab, sw, enter}
 	if s.result == runFailed {
 		enter.SetHelp("enter", "look up again")
-		short = []key.Binding{enter, fullErrorKey(s.c), km.Tab, sw}
+		short = []key.Binding{enter, fullErrorKey(s.Keys, s.c.fullErrors), km.Tab, sw}
 	}
 	return keyHelp{short: short}
 }
@@ -97,7 +99,7 @@ func (s *secretsScreen) update(msg tea.Msg) tea.Cmd {
 }
 
 func (s *secretsScreen) key(msg tea.KeyMsg) tea.Cmd {
-	km := s.c.Keys
+	km := s.Keys
 	switch {
 	case key.Matches(msg, km.Enter):
 		if cmd, handled := s.enterKey(scrImages); handled {
@@ -170,11 +172,11 @@ func (s *secretsScreen) check() tea.Cmd {
 }
 
 func (s *secretsScreen) view() string {
-	c, st := s.c, s.c.Styles
+	c, st := s.c, s.Styles
 	var b strings.Builder
-	b.WriteString(header(c, "Hetzner Cloud API token", "The spec stores only a reference; the token is looked up when needed and never written.") + "\n")
+	b.WriteString(header(s.Common, "Hetzner Cloud API token", "The spec stores only a reference; the token is looked up when needed and never written.") + "\n")
 	if c.backend.Sandbox {
-		b.WriteString(st.Warn.Render(common.Wrap(sandboxNote(c.backend.SandboxVault), c.Width)) + "\n\n")
+		b.WriteString(st.Warn.Render(common.Wrap(sandboxNote(c.backend.SandboxVault), s.Width)) + "\n\n")
 	}
 	var provs []string
 	for i, p := range s.providers {
@@ -203,7 +205,7 @@ func (s *secretsScreen) view() string {
 	case "ok":
 		b.WriteString(st.Good.Render("✓ token found and checked") + "  " + st.Subtle.Render(fmt.Sprintf("%s:%s = ", ref.Provider, ref.Ref)) + "••••••••••••" + "\n")
 	case "failed":
-		b.WriteString(s.failureView(c, c.Width))
+		b.WriteString(s.failureView(s.Common, s.c.fullErrors, s.Width))
 	}
 	for _, ev := range s.log {
 		if ev.Kind == engine.KindStarted {
@@ -219,7 +221,7 @@ func (s *secretsScreen) view() string {
 		case engine.KindDone:
 			style = st.Good
 		}
-		b.WriteString(style.Render(common.Wrap("  "+line, c.Width)) + "\n")
+		b.WriteString(style.Render(common.Wrap("  "+line, s.Width)) + "\n")
 	}
 	return b.String()
 }

@@ -10,18 +10,15 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/netplan"
 	"github.com/ohmytalos/ohmytalos/internal/pricing"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
-	"github.com/ohmytalos/ohmytalos/ui/common"
 	"github.com/ohmytalos/ohmytalos/ui/components"
 )
 
-// shared is the root model's state that the pages read: the common value
-// (size, styles, keys), the backend, a read-only copy of the working spec
-// and what was loaded or computed from it. The root owns it; pages hold a
-// pointer to read it and change the spec only through SpecEditMsg.
+// shared is the root model's domain state that the pages read: the
+// backend, a read-only copy of the working spec and what was loaded or
+// computed from it. The root owns it; pages hold a pointer to read it and
+// change the spec only through SpecEditMsg. The size, styles and keys are
+// not here: each page holds its own copy (page).
 type shared struct {
-	// Common is the size, styles and keys every page and component gets.
-	common.Common
-
 	ctx     context.Context
 	backend Backend
 	opts    Options

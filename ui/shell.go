@@ -38,14 +38,14 @@ func (m *Model) View() string {
 	body := lipgloss.JoinHorizontal(lipgloss.Top,
 		m.sidebar(),
 		" ",
-		fit(m.screens[m.active].view(), m.c.Width, m.c.Height),
+		fit(m.screens[m.active].view(), m.com.Width, m.com.Height),
 	)
 	return lipgloss.JoinVertical(lipgloss.Left, m.statusBar(), body, m.footer())
 }
 
 // sidebar lists the steps with their status.
 func (m *Model) sidebar() string {
-	st := m.c.Styles
+	st := m.com.Styles
 	w := m.sidebarWidth()
 	lines := make([]string, 0, numScreens)
 	for id := scrWelcome; id < numScreens; id++ {
@@ -71,7 +71,7 @@ func (m *Model) sidebar() string {
 	if m.c.backend.Sandbox {
 		lines = append(lines, st.Sandbox.Render(" SANDBOX "), st.Subtle.Render("fakes only"))
 	}
-	return st.Sidebar.Width(w).Height(m.c.Height).MaxHeight(m.c.Height).Render(strings.Join(lines, "\n"))
+	return st.Sidebar.Width(w).Height(m.com.Height).MaxHeight(m.com.Height).Render(strings.Join(lines, "\n"))
 }
 
 // sidebarStatus maps a screen to done, current, pending, failed or
@@ -207,7 +207,7 @@ func (m *Model) goTo(id screenID) tea.Cmd {
 // statusBar shows the cluster, the sandbox badge, the monthly cost and the
 // API requests remaining.
 func (m *Model) statusBar() string {
-	c, st := m.c, m.c.Styles
+	c, st := m.c, m.com.Styles
 	left := st.Title.Render("ohmytalos") + " " + st.Subtle.Render("cluster") + " " + st.Bold.Render(c.spec.Name)
 	if c.backend.Sandbox {
 		left += " " + st.Sandbox.Render(" SANDBOX ")
@@ -250,18 +250,18 @@ func (m *Model) footer() string {
 	if m.screens[m.active] == nil {
 		return ""
 	}
-	k := m.screens[m.active].help().withGlobal(m.c.Keys)
+	k := m.screens[m.active].help().withGlobal(m.com.Keys)
 	global := m.help.ShortHelpView(k.global)
 	hm := m.help
 	hm.Width = max(m.width-lipgloss.Width(global)-3, 10)
 	out := hm.ShortHelpView(k.short)
 	if out != "" && global != "" {
-		out += m.c.Styles.Subtle.Render(m.help.ShortSeparator) + global
+		out += m.com.Styles.Subtle.Render(m.help.ShortSeparator) + global
 	}
 	if m.fullHelp {
 		out = m.help.FullHelpView(k.FullHelp())
 		if m.c.backend.LogPath != "" {
-			out += "\n" + m.c.Styles.Subtle.Render("log: "+m.c.backend.LogPath)
+			out += "\n" + m.com.Styles.Subtle.Render("log: "+m.c.backend.LogPath)
 		}
 	}
 	// help.ShortHelpView can overflow its Width when the ellipsis does not
@@ -290,10 +290,10 @@ func fit(s string, w, h int) string {
 
 // header renders a screen's title with its subtitle beside it when it
 // fits, else wrapped below it.
-func header(c *shared, title, subtitle string) string {
-	st := c.Styles
-	if lipgloss.Width(title)+2+lipgloss.Width(subtitle) <= c.Width {
+func header(com common.Common, title, subtitle string) string {
+	st := com.Styles
+	if lipgloss.Width(title)+2+lipgloss.Width(subtitle) <= com.Width {
 		return st.Title.Render(title) + "  " + st.Subtle.Render(subtitle) + "\n"
 	}
-	return st.Title.Render(title) + "\n" + st.Subtle.Render(common.Wrap(subtitle, c.Width)) + "\n"
+	return st.Title.Render(title) + "\n" + st.Subtle.Render(common.Wrap(subtitle, com.Width)) + "\n"
 }

@@ -66,7 +66,7 @@ func runInit(cmd *cobra.Command, g *globals) error {
 		return err
 	}
 	defer rt.env.State.Unlock()
-	fc := factory.NewClient(rt.deps.FactoryURL, rt.deps.HTTP)
+	fc := rt.deps.Factory()
 	b := ui.Backend{
 		Engine: rt.engine, Env: rt.env, SpecPath: g.config, Sandbox: rt.deps.Sandbox, LogPath: g.logFile,
 		SandboxVault: sandboxVault(rt),

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ohmytalos/ohmytalos/internal/clients"
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/factory"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox"
@@ -80,11 +81,14 @@ func (g *globals) runtime(ctx context.Context, s *spec.Spec) (*runtime, error) {
 // deps builds the steps' clients: real ones, or the in-process sandbox's
 // (then returned too).
 func (g *globals) deps(ctx context.Context, log *slog.Logger) (*steps.Deps, *sandbox.Sandbox, func(), error) {
-	d := &steps.Deps{
+	cs := &clients.Set{
 		Log: log, Version: version, Meter: cloud.NewMeter(nil),
 		FactoryURL: os.Getenv(factory.URLEnv),
 		HTTP:       &http.Client{Timeout: 5 * time.Minute},
 		Resolver:   secrets.NewResolver(secrets.Options{}),
+	}
+	d := &steps.Deps{
+		Set: cs,
 		// SANDBOX only when the endpoint dialled is the sandbox's.
 		Sandbox: cloud.IsSandbox(ctx, cloud.Endpoint("")),
 	}

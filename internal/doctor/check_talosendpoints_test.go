@@ -3,13 +3,11 @@ package doctor
 import (
 	"context"
 	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/base64"
-	"encoding/pem"
+	"github.com/ohmytalos/ohmytalos/internal/testpki"
 	"math/big"
 	"net"
 	"strings"
@@ -23,25 +21,14 @@ type talosPKI struct{ caPEM, crt, key []byte }
 // with its key, PEM encoded.
 func certPEM(t *testing.T, cn string, parent *x509.Certificate, parentKey *ecdsa.PrivateKey, usage x509.ExtKeyUsage) (*x509.Certificate, *ecdsa.PrivateKey, []byte, []byte) {
 	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
 	tpl := &x509.Certificate{SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
 		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour), KeyUsage: x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign}
 	if parent == nil {
 		tpl.IsCA, tpl.BasicConstraintsValid = true, true
-		parent, parentKey = tpl, key
 	} else {
 		tpl.ExtKeyUsage = []x509.ExtKeyUsage{usage}
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tpl, parent, &key.PublicKey, parentKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, _ := x509.ParseCertificate(der)
-	kb, _ := x509.MarshalECPrivateKey(key)
-	return c, key, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})
+	return testpki.Issue(t, tpl, parent, parentKey)
 }
 
 // apid listens on loopback with a server certificate from a fresh CA and

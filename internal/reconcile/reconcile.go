@@ -17,39 +17,6 @@ type ActionWaiter interface {
 	WaitFor(ctx context.Context, actions ...*hcloud.Action) error
 }
 
-// Lookup is the two calls of an hcloud-go resource client (such as
-// hcloud.ILoadBalancerClient) that find its resources: T is the resource,
-// O its list options.
-type Lookup[T any, O any] interface {
-	GetByID(ctx context.Context, id int64) (T, *hcloud.Response, error)
-	AllWithOpts(ctx context.Context, opts O) ([]T, error)
-}
-
-// Finder finds resources of one kind by ID and by label selector; each
-// service embeds one.
-type Finder[T any, O any] struct {
-	lookup Lookup[T, O]
-	opts   func(hcloud.ListOpts) O
-}
-
-// NewFinder returns a finder over lookup; opts wraps the common list
-// options in the kind's own.
-func NewFinder[T any, O any](lookup Lookup[T, O], opts func(hcloud.ListOpts) O) Finder[T, O] {
-	return Finder[T, O]{lookup: lookup, opts: opts}
-}
-
-// Get returns the resource with id, the zero T (nil) when it no longer
-// exists.
-func (f Finder[T, O]) Get(ctx context.Context, id int64) (T, error) {
-	v, _, err := f.lookup.GetByID(ctx, id)
-	return v, err
-}
-
-// List returns the resources matching the label selector.
-func (f Finder[T, O]) List(ctx context.Context, selector string) ([]T, error) {
-	return f.lookup.AllWithOpts(ctx, f.opts(hcloud.ListOpts{LabelSelector: selector}))
-}
-
 // Retry calls fn again while it fails in a way worth retrying (such as
 // Hetzner's "locked" while another action runs on the resource).
 type Retry func(ctx context.Context, fn func() error) error

@@ -282,10 +282,21 @@ func Run(ctx context.Context, d *steps.Deps, env *engine.Env, p *Plan, emit engi
 		emit(engine.Event{Step: "destroy", Kind: engine.KindResource, Action: engine.ActionDelete, Resource: kind + "/" + name, ID: id})
 		return nil
 	}
+	var lbActs []*hcloud.Action
 	for _, lb := range p.LoadBalancers {
-		_, err := c.LoadBalancer.Delete(ctx, lb)
+		r, _, err := c.LoadBalancer.DeleteWithResult(ctx, lb)
 		if err := gone("load-balancer", lb.Name, lb.ID, err); err != nil {
 			return err
+		}
+		if r.Action != nil && r.Action.ID != 0 {
+			lbActs = append(lbActs, r.Action)
+		}
+	}
+	if len(lbActs) > 0 {
+		// The network goes last, and Hetzner refuses it while a load
+		// balancer is still attached.
+		if err := c.Action.WaitFor(ctx, lbActs...); err != nil {
+			return fmt.Errorf("wait for load balancers to be deleted: %w", err)
 		}
 	}
 	var acts []*hcloud.Action

@@ -20,13 +20,13 @@ func TestDestroyLeavesNothingLabelled(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := w.env(t)
-	c, err := d.HCloud(context.Background(), w.spec)
+	c, err := d.HCloud(context.Background(), w.Spec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// A load balancer the cloud controller made for a Service: unlabelled
 	// for ohmytalos, but in the cluster network, where it blocks deletion.
-	nets, err := c.Network.AllWithOpts(context.Background(), hcloud.NetworkListOpts{ListOpts: hcloud.ListOpts{LabelSelector: cloud.ClusterSelector(w.spec.Name)}})
+	nets, err := c.Network.AllWithOpts(context.Background(), hcloud.NetworkListOpts{ListOpts: hcloud.ListOpts{LabelSelector: cloud.ClusterSelector(w.Spec.Name)}})
 	if err != nil || len(nets) != 1 {
 		t.Fatalf("network: %v, %v", nets, err)
 	}
@@ -49,7 +49,7 @@ func TestDestroyLeavesNothingLabelled(t *testing.T) {
 		}
 		return l
 	}
-	for name, cluster := range map[string]string{"pvc-1": w.spec.Name, "pvc-2": "other"} {
+	for name, cluster := range map[string]string{"pvc-1": w.Spec.Name, "pvc-2": "other"} {
 		if _, _, err := c.Volume.Create(context.Background(), hcloud.VolumeCreateOpts{Name: name, Size: 10,
 			Location: &hcloud.Location{Name: "nbg1"}, Labels: csiLabels(cluster)}); err != nil {
 			t.Fatal(err)
@@ -70,7 +70,7 @@ func TestDestroyLeavesNothingLabelled(t *testing.T) {
 	if err := Run(context.Background(), d, env, p, func(engine.Event) {}); err != nil {
 		t.Fatal(err)
 	}
-	sel := cloud.ClusterSelector(w.spec.Name)
+	sel := cloud.ClusterSelector(w.Spec.Name)
 	servers, _ := c.Server.AllWithOpts(context.Background(), hcloud.ServerListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
 	nets, _ = c.Network.AllWithOpts(context.Background(), hcloud.NetworkListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
 	fws, _ := c.Firewall.AllWithOpts(context.Background(), hcloud.FirewallListOpts{ListOpts: hcloud.ListOpts{LabelSelector: sel}})
@@ -82,7 +82,7 @@ func TestDestroyLeavesNothingLabelled(t *testing.T) {
 	if vols, _ := c.Volume.All(context.Background()); len(vols) != 1 || vols[0].Name != "pvc-2" {
 		t.Errorf("volumes left: %v, want only the other cluster's pvc-2", vols)
 	}
-	if got := w.sb.HCloud.Counts()["images"]; got != 2 {
+	if got := w.SB.HCloud.Counts()["images"]; got != 2 {
 		t.Errorf("snapshots = %d, want the 2 shared ones kept", got)
 	}
 	// Re-running finds nothing and succeeds.
@@ -99,7 +99,7 @@ func TestDestroyLeavesNothingLabelled(t *testing.T) {
 
 func checkCountsAfterRecreate(t *testing.T, w *world) {
 	t.Helper()
-	got := w.sb.HCloud.Counts()
+	got := w.SB.HCloud.Counts()
 	if got["servers"] != 5 || got["networks"] != 1 || got["images"] != 2 {
 		t.Errorf("after re-apply: %v", got)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/internal/testworld"
 	"github.com/ohmytalos/ohmytalos/steps"
 )
 
@@ -27,7 +28,7 @@ func TestSecondCheckoutCannotDestroyTheFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	other.Firewall.Allow = []string{"203.0.113.7/32"}
-	w2 := &world{sb: w.sb, dir: filepath.Join(t.TempDir(), ".ohmytalos", other.Name), spec: other}
+	w2 := &world{&testworld.World{SB: w.SB, Dir: filepath.Join(t.TempDir(), ".ohmytalos", other.Name), Spec: other}}
 
 	// destroy: nothing is the second checkout's; everything is listed as
 	// unowned and kept.
@@ -50,7 +51,7 @@ func TestSecondCheckoutCannotDestroyTheFirst(t *testing.T) {
 	if err := Run(context.Background(), w2.deps(), env2, p, func(engine.Event) {}); err != nil {
 		t.Fatal(err)
 	}
-	checkCounts(t, w)
+	w.CheckCounts(t)
 
 	// The first checkout destroys its own cluster, and the snapshots it
 	// built.
@@ -76,7 +77,7 @@ func TestDestroyImagesKeepsReusedSnapshots(t *testing.T) {
 		t.Fatal(err)
 	}
 	other.Name = "second"
-	w2 := &world{sb: w.sb, dir: t.TempDir(), spec: other}
+	w2 := &world{&testworld.World{SB: w.SB, Dir: t.TempDir(), Spec: other}}
 	if _, err := w2.apply(t, context.Background(), engine.Options{Only: steps.StepImages}); err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ type Want struct {
 
 // Service reconciles a firewall.
 type Service struct {
-	// Finder gives Get and List.
+	// Finder gives Find, Get and List.
 	reconcile.Finder[*hcloud.Firewall, hcloud.FirewallListOpts]
 	client  Client
 	actions reconcile.ActionWaiter
@@ -45,7 +45,12 @@ type Service struct {
 // New returns a service over client; actions is used by Create and
 // Reconcile only.
 func New(client Client, actions reconcile.ActionWaiter) *Service {
-	return &Service{Finder: reconcile.NewFinder(client, func(o hcloud.ListOpts) hcloud.FirewallListOpts { return hcloud.FirewallListOpts{ListOpts: o} }), client: client, actions: actions}
+	return &Service{Finder: reconcile.NewKindFinder("firewall", client, func(o hcloud.ListOpts) hcloud.FirewallListOpts { return hcloud.FirewallListOpts{ListOpts: o} }, meta),
+		client: client, actions: actions}
+}
+
+func meta(f *hcloud.Firewall) reconcile.Meta {
+	return reconcile.Meta{ID: f.ID, Name: f.Name, Labels: f.Labels}
 }
 
 // rules is w's rules as sent: "rules": [] closes every port; null is refused.

@@ -43,7 +43,7 @@ type Want struct {
 
 // Service reconciles load balancers.
 type Service struct {
-	// Finder gives Get and List.
+	// Finder gives Find, Get and List.
 	reconcile.Finder[*hcloud.LoadBalancer, hcloud.LoadBalancerListOpts]
 	client  Client
 	actions reconcile.ActionWaiter
@@ -53,7 +53,12 @@ type Service struct {
 // New returns a service over client. actions and retry are only used by
 // Reconcile; retry nil calls once.
 func New(client Client, actions reconcile.ActionWaiter, retry reconcile.Retry) *Service {
-	return &Service{Finder: reconcile.NewFinder(client, func(o hcloud.ListOpts) hcloud.LoadBalancerListOpts { return hcloud.LoadBalancerListOpts{ListOpts: o} }), client: client, actions: actions, retry: retry}
+	return &Service{Finder: reconcile.NewKindFinder("load-balancer", client, func(o hcloud.ListOpts) hcloud.LoadBalancerListOpts { return hcloud.LoadBalancerListOpts{ListOpts: o} }, meta),
+		client: client, actions: actions, retry: retry}
+}
+
+func meta(lb *hcloud.LoadBalancer) reconcile.Meta {
+	return reconcile.Meta{ID: lb.ID, Name: lb.Name, Labels: lb.Labels}
 }
 
 // Created is a load balancer just created and the action that makes it

@@ -34,7 +34,7 @@ type Want struct {
 
 // Service reconciles a network.
 type Service struct {
-	// Finder gives Get and List.
+	// Finder gives Find, Get and List.
 	reconcile.Finder[*hcloud.Network, hcloud.NetworkListOpts]
 	client  Client
 	actions reconcile.ActionWaiter
@@ -42,7 +42,12 @@ type Service struct {
 
 // New returns a service over client; actions is used by Reconcile only.
 func New(client Client, actions reconcile.ActionWaiter) *Service {
-	return &Service{Finder: reconcile.NewFinder(client, func(o hcloud.ListOpts) hcloud.NetworkListOpts { return hcloud.NetworkListOpts{ListOpts: o} }), client: client, actions: actions}
+	return &Service{Finder: reconcile.NewKindFinder("network", client, func(o hcloud.ListOpts) hcloud.NetworkListOpts { return hcloud.NetworkListOpts{ListOpts: o} }, meta),
+		client: client, actions: actions}
+}
+
+func meta(n *hcloud.Network) reconcile.Meta {
+	return reconcile.Meta{ID: n.ID, Name: n.Name, Labels: n.Labels}
 }
 
 // Create creates the network w describes with all its subnets.

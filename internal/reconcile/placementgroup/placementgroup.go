@@ -29,16 +29,20 @@ type Want struct {
 
 // Service reconciles placement groups.
 type Service struct {
-	// Finder gives Get and List.
+	// Finder gives Find, Get and List.
 	reconcile.Finder[*hcloud.PlacementGroup, hcloud.PlacementGroupListOpts]
 	client Client
 }
 
 // New returns a service over client.
 func New(client Client) *Service {
-	return &Service{Finder: reconcile.NewFinder(client, func(o hcloud.ListOpts) hcloud.PlacementGroupListOpts {
+	return &Service{Finder: reconcile.NewKindFinder("placement-group", client, func(o hcloud.ListOpts) hcloud.PlacementGroupListOpts {
 		return hcloud.PlacementGroupListOpts{ListOpts: o}
-	}), client: client}
+	}, meta), client: client}
+}
+
+func meta(pg *hcloud.PlacementGroup) reconcile.Meta {
+	return reconcile.Meta{ID: pg.ID, Name: pg.Name, Labels: pg.Labels}
 }
 
 // Create creates the spread placement group w describes.

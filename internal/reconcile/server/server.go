@@ -19,6 +19,7 @@ import (
 
 // Client is the part of hcloud.IServerClient the service uses.
 type Client interface {
+	reconcile.Lookup[*hcloud.Server, hcloud.ServerListOpts]
 	Update(ctx context.Context, sv *hcloud.Server, opts hcloud.ServerUpdateOpts) (*hcloud.Server, *hcloud.Response, error)
 	AddToPlacementGroup(ctx context.Context, sv *hcloud.Server, pg *hcloud.PlacementGroup) (*hcloud.Action, *hcloud.Response, error)
 	RemoveFromPlacementGroup(ctx context.Context, sv *hcloud.Server) (*hcloud.Action, *hcloud.Response, error)
@@ -37,6 +38,8 @@ type Want struct {
 
 // Service reconciles servers.
 type Service struct {
+	// Finder gives Find, Get and List.
+	reconcile.Finder[*hcloud.Server, hcloud.ServerListOpts]
 	client  Client
 	actions reconcile.ActionWaiter
 	retry   reconcile.Retry
@@ -45,7 +48,12 @@ type Service struct {
 // New returns a service over client; actions and retry are used by
 // Reconcile only, retry nil calls once.
 func New(client Client, actions reconcile.ActionWaiter, retry reconcile.Retry) *Service {
-	return &Service{client: client, actions: actions, retry: retry}
+	return &Service{Finder: reconcile.NewKindFinder("server", client, func(o hcloud.ListOpts) hcloud.ServerListOpts { return hcloud.ServerListOpts{ListOpts: o} }, meta),
+		client: client, actions: actions, retry: retry}
+}
+
+func meta(sv *hcloud.Server) reconcile.Meta {
+	return reconcile.Meta{ID: sv.ID, Name: sv.Name, Labels: sv.Labels}
 }
 
 // Diff is how a live server differs from Want.

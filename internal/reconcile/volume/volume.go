@@ -32,7 +32,7 @@ type Want struct {
 
 // Service reconciles volumes.
 type Service struct {
-	// Finder gives Get and List.
+	// Finder gives Find, Get and List.
 	reconcile.Finder[*hcloud.Volume, hcloud.VolumeListOpts]
 	client  Client
 	actions reconcile.ActionWaiter
@@ -40,7 +40,12 @@ type Service struct {
 
 // New returns a service over client; actions is used by Reconcile only.
 func New(client Client, actions reconcile.ActionWaiter) *Service {
-	return &Service{Finder: reconcile.NewFinder(client, func(o hcloud.ListOpts) hcloud.VolumeListOpts { return hcloud.VolumeListOpts{ListOpts: o} }), client: client, actions: actions}
+	return &Service{Finder: reconcile.NewKindFinder("volume", client, func(o hcloud.ListOpts) hcloud.VolumeListOpts { return hcloud.VolumeListOpts{ListOpts: o} }, meta),
+		client: client, actions: actions}
+}
+
+func meta(v *hcloud.Volume) reconcile.Meta {
+	return reconcile.Meta{ID: v.ID, Name: v.Name, Labels: v.Labels}
 }
 
 // Created is a volume just created and the action that makes it ready.

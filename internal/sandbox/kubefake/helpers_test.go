@@ -3,8 +3,6 @@ package kubefake_test
 import (
 	"context"
 	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -22,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubefake"
+	"github.com/ohmytalos/ohmytalos/internal/testpki"
 )
 
 type pki struct {
@@ -32,12 +31,6 @@ type pki struct {
 
 func newCert(t *testing.T, cn string, parent *x509.Certificate, parentKey *ecdsa.PrivateKey, ca bool) (*x509.Certificate, *ecdsa.PrivateKey, []byte, []byte) {
 	t.Helper()
-
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-
 	tpl := &x509.Certificate{
 		SerialNumber: big.NewInt(time.Now().UnixNano()),
 		Subject:      pkix.Name{CommonName: cn, Organization: []string{"system:masters"}},
@@ -47,26 +40,7 @@ func newCert(t *testing.T, cn string, parent *x509.Certificate, parentKey *ecdsa
 		IsCA:        ca, BasicConstraintsValid: true,
 	}
 
-	if parent == nil {
-		parent, parentKey = tpl, key
-	}
-
-	der, err := x509.CreateCertificate(rand.Reader, tpl, parent, &key.PublicKey, parentKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	kb, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	return cert, key, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})
+	return testpki.Issue(t, tpl, parent, parentKey)
 }
 
 func newPKI(t *testing.T) pki {

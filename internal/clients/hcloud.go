@@ -1,0 +1,58 @@
+package clients
+
+import (
+	"context"
+	"strings"
+
+	"github.com/hetznercloud/hcloud-go/v2/hcloud"
+
+	"github.com/ohmytalos/ohmytalos/internal/cloud"
+	"github.com/ohmytalos/ohmytalos/internal/spec"
+)
+
+// HCloud returns the Hetzner client for the spec's token reference,
+// looking the token up on first use of that reference.
+func (c *Set) HCloud(ctx context.Context, s *spec.Spec) (*hcloud.Client, error) {
+	return c.hcloudClient(ctx, s, false)
+}
+
+// PlanHCloud is HCloud for read-only runs (plan, pre-flight, prices): the
+// first 429 fails with a message (cloud.RateLimitedError) instead of being
+// retried until the budget refills, so that they never hang on a spent
+// budget.
+func (c *Set) PlanHCloud(ctx context.Context, s *spec.Spec) (*hcloud.Client, error) {
+	return c.hcloudClient(ctx, s, true)
+}
+
+func (c *Set) hcloudClient(ctx context.Context, s *spec.Spec, plan bool) (*hcloud.Client, error) {
+	c.cache.lookupMu.Lock()
+	defer c.cache.lookupMu.Unlock()
+	key := ToRef(s.Secrets.HCloudToken).String()
+	cache := &c.cache.hcloud
+	if plan {
+		cache = &c.cache.plan
+	}
+	c.cache.mu.Lock()
+	hc := (*cache)[key]
+	c.cache.mu.Unlock()
+	if hc != nil {
+		return hc, nil
+	}
+	if err := cloud.CheckEndpoint(c.HCloudEndpoint); err != nil {
+		return nil, err
+	}
+	tok, err := c.secret(ctx, "secrets.hcloudToken", s.Secrets.HCloudToken)
+	if err != nil {
+		return nil, err
+	}
+	hc = cloud.NewClient(strings.TrimSpace(tok.Reveal()), cloud.Options{
+		Endpoint: c.HCloudEndpoint, Version: c.Version, PollInterval: c.PollInterval, Meter: c.Meter, StopOnRateLimit: plan,
+	})
+	c.cache.mu.Lock()
+	if *cache == nil {
+		*cache = map[string]*hcloud.Client{}
+	}
+	(*cache)[key] = hc
+	c.cache.mu.Unlock()
+	return hc, nil
+}
