@@ -14,7 +14,8 @@ import (
 )
 
 // Source fetches charts: from a Helm HTTP repository (its index.yaml and
-// archives), from a local path, and caches archives by digest.
+// archives), an OCI registry, or a local path, and caches archives by
+// digest.
 type Source struct {
 	// CacheDir holds the archives by digest; "" is
 	// os.UserCacheDir()/ohmytalos/charts.
@@ -65,10 +66,11 @@ func (s *Source) fetch(ctx context.Context, r Ref) (*Chart, error) {
 	case r.Path != "":
 		return loadLocal(r)
 	case strings.HasPrefix(r.Repository, "oci://"):
-		return nil, &reason{
-			what: fmt.Sprintf("OCI repository %s is not supported yet", r.Repository),
-			fix:  "use the chart's HTTP repository (index.yaml), or download it with `helm pull` and set CHART.path to the .tgz",
+		if r.Name == "" || r.Version == "" {
+			return nil, &reason{what: "chart name or version is empty", fix: "set CHART.name and CHART.version as the registry tags them"}
 		}
+
+		return s.fetchOCI(ctx, r)
 	case r.Repository == "":
 		return nil, &reason{what: "no repository and no path", fix: "set CHART.repository (an https:// Helm repository) or CHART.path"}
 	case r.Name == "" || r.Version == "":
