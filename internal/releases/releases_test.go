@@ -90,7 +90,7 @@ func TestReleasesRealKubernetes(t *testing.T) {
 				t.Fatal(b.err)
 			}
 
-			testStockHelm(t, c, b.bin)
+			testStockHelm(t, c, b.bin, values)
 		}},
 		{"uninstall keeps the CRD", func(t *testing.T) { testUninstall(t, ctx, c, cl) }},
 	}
@@ -252,7 +252,7 @@ func testFailedUpgrade(t *testing.T, ctx context.Context, c *cluster, cl *Client
 	}
 }
 
-func testStockHelm(t *testing.T, c *cluster, bin string) {
+func testStockHelm(t *testing.T, c *cluster, bin string, values map[string]any) {
 	var list []map[string]any
 	if err := json.Unmarshal(c.helmCLI(t, bin, "list", "-A", "-o", "json"), &list); err != nil {
 		t.Fatal(err)
@@ -284,6 +284,17 @@ func testStockHelm(t *testing.T, c *cluster, bin string) {
 
 	if got := strings.Join(statuses, " "); got != "superseded superseded failed deployed" {
 		t.Fatalf("helm history: %s", got)
+	}
+
+	// What charts.Render makes (talos-config --out) is what the release
+	// holds.
+	r, err := charts.Render(agentChart(t), charts.Release{Name: relName, Namespace: relNS}, values, "1.36.3")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if got := string(c.helmCLI(t, bin, "get", "manifest", relName, "-n", relNS)); strings.TrimSpace(got) != strings.TrimSpace(r.Manifest) {
+		t.Fatalf("helm get manifest:\n%s\ncharts.Render:\n%s", got, r.Manifest)
 	}
 }
 
