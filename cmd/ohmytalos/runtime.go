@@ -92,6 +92,12 @@ func (g *globals) deps(ctx context.Context, log *slog.Logger) (*steps.Deps, *san
 		// SANDBOX only when the endpoint dialled is the sandbox's.
 		Sandbox: cloud.IsSandbox(ctx, cloud.Endpoint("")),
 	}
+	if d.Sandbox {
+		// `ohmytalos sandbox serve` prints the mirror of its stand-in
+		// charts; it is honoured only against the sandbox, whose charts
+		// are not verified against the pinned digests.
+		cs.ChartMirror = os.Getenv(chartMirrorEnv)
+	}
 	if p, err := strconv.Atoi(os.Getenv("OHMYTALOS_RESCUE_SSH_PORT")); err == nil {
 		d.SSHPort = p
 	}
@@ -147,11 +153,14 @@ func (g *globals) withRuntime(ctx context.Context, lock string, fn func(s *spec.
 	return fn(s, rt)
 }
 
+// chartMirrorEnv is sandbox.ChartMirrorEnv.
+const chartMirrorEnv = sandbox.ChartMirrorEnv
+
 // sandboxEndpoints hands the in-process sandbox's addresses and token to
 // the steps as plain values: cmd wires the sandbox, steps never import it.
 func sandboxEndpoints(sb *sandbox.Sandbox) steps.SandboxEndpoints {
 	return steps.SandboxEndpoints{
 		HCloudURL: sb.HCloudURL, FactoryURL: sb.FactoryURL, IPEchoURL: sb.IPEchoURL,
-		Token: sb.Token, RescueSSHPort: sb.RescueSSHPort,
+		Token: sb.Token, RescueSSHPort: sb.RescueSSHPort, ChartsURL: sb.ChartsURL,
 	}
 }

@@ -179,3 +179,10 @@ func sortedKeys[V any](mp map[string]V) []string {
 func image(repo, version string) string {
 	return fmt.Sprintf("%s:%s", repo, strings.TrimSpace(version))
 }
+
+// Label is the value of the label key ("" when absent).
+func (o Object) Label(key string) string {
+	l, _ := o.meta()["labels"].(map[string]any)
+	s, _ := l[key].(string)
+	return s
+}
