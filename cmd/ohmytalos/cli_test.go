@@ -170,6 +170,16 @@ func TestTalosConfigRedacted(t *testing.T) {
 			t.Errorf("manifests/%s lacks %q or holds the token", n, want)
 		}
 	}
+	// Per release, its merged values beside the chart's manifest.
+	for n, want := range map[string]string{"cilium.yaml": "k8sServicePort: 7445", "hcloud-ccm.yaml": "name: hcloud"} {
+		b, err := os.ReadFile(filepath.Join(outDir, "values", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), want) || strings.Contains(string(b), strings.Repeat("s", 64)) {
+			t.Errorf("values/%s lacks %q or holds the token:\n%s", n, want, b)
+		}
+	}
 }
 
 func TestVersionListsAddons(t *testing.T) {

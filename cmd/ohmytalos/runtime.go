@@ -92,12 +92,10 @@ func (g *globals) deps(ctx context.Context, log *slog.Logger) (*steps.Deps, *san
 		// SANDBOX only when the endpoint dialled is the sandbox's.
 		Sandbox: cloud.IsSandbox(ctx, cloud.Endpoint("")),
 	}
-	if d.Sandbox {
-		// `ohmytalos sandbox serve` prints the mirror of its stand-in
-		// charts; it is honoured only against the sandbox, whose charts
-		// are not verified against the pinned digests.
-		cs.ChartMirror = os.Getenv(chartMirrorEnv)
-	}
+	// `ohmytalos sandbox serve` prints the mirror of its stand-in charts
+	// (OHMYTALOS_CHART_MIRROR): a mirror's charts are verified against
+	// its own index, not the pinned digests (charts.Source.Mirror).
+	cs.ChartMirror = os.Getenv(chartMirrorEnv)
 	if p, err := strconv.Atoi(os.Getenv("OHMYTALOS_RESCUE_SSH_PORT")); err == nil {
 		d.SSHPort = p
 	}
