@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ohmytalos/ohmytalos/internal/addons"
+	"github.com/ohmytalos/ohmytalos/internal/charts"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/releases"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox"
@@ -172,11 +173,25 @@ func TestAddonsHelmReleasesOnRealKubernetes(t *testing.T) {
 
 // A cluster whose add-ons an earlier ohmytalos applied as typed objects
 // converges to releases in place: the cilium DaemonSet keeps its UID.
+// An addons.extra chart (a local chart directory) is installed after the
+// built-in ones, with its values.
 func TestAddonsMigrateTypedObjectsToReleases(t *testing.T) {
+	chartDir := t.TempDir()
+	for name, body := range map[string]string{
+		"Chart.yaml":               "apiVersion: v2\nname: notes\nversion: 0.1.0\n",
+		"values.yaml":              "greeting: hello\n",
+		"templates/configmap.yaml": "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: {{ .Release.Name }}-notes\ndata:\n  greeting: {{ .Values.greeting | quote }}\n",
+	} {
+		os.MkdirAll(filepath.Dir(filepath.Join(chartDir, name)), 0o755)
+		if err := os.WriteFile(filepath.Join(chartDir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	w := seedWorld(t, func(sp *spec.Spec) {
 		for _, a := range []*spec.Addon{&sp.Addons.Cilium, &sp.Addons.HCloudCCM, &sp.Addons.HCloudCSI, &sp.Addons.Longhorn, &sp.Addons.MetricsServer} {
 			setOn(a, false)
 		}
+		sp.Addons.Extra = []spec.ExtraChart{{Name: "notes", Namespace: "extras", Chart: charts.Ref{Path: chartDir}, Values: map[string]any{"greeting": "hi"}}}
 	})
 	w.applyLogged(t)
 
@@ -227,6 +242,13 @@ func TestAddonsMigrateTypedObjectsToReleases(t *testing.T) {
 	}
 	if cur := w.release(t, "cilium", "kube-system"); !cur.Found || cur.Status != "deployed" {
 		t.Errorf("release cilium: %+v", cur)
+	}
+	cm, err := w.kubeClient(t).CoreV1().ConfigMaps("extras").Get(context.Background(), "notes-notes", metav1.GetOptions{})
+	if err != nil || cm.Data["greeting"] != "hi" {
+		t.Errorf("the extra chart's ConfigMap: %v, %v", cm, err)
+	}
+	if cur := w.release(t, "notes", "extras"); !cur.Found || cur.Status != "deployed" {
+		t.Errorf("release notes (addons.extra): %+v", cur)
 	}
 }
 
