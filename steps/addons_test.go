@@ -277,7 +277,7 @@ func TestAddonsTimeoutNamesWhatIsMissing(t *testing.T) {
 			}
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 	defer cancel()
 	err = (&Addons{d}).wait(ctx, c, env, rendered, func(engine.Event) {})
 	if err == nil {

@@ -148,9 +148,8 @@ func describeResult(r doctor.Result) string {
 // cluster, applied by the real steps, every check passes or skips with
 // its reason.
 func TestDoctorHealthySandboxCluster(t *testing.T) {
-	c := startDoctorClusterWith(t, nil, sandbox.Options{
-		FakeKubernetes: true, // needs the CCM service controller: load balancer targets (issue 23)
-	})
+	// The real control plane (the default): helm needs its OpenAPI documents.
+	c := startDoctorClusterWith(t, nil, sandbox.Options{})
 	if err := c.apply(t, engine.Options{}); err != nil {
 		t.Fatalf("apply the seed spec in the sandbox: %v", err)
 	}
