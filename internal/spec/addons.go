@@ -32,6 +32,9 @@ type Addons struct {
 	Longhorn      Addon  `yaml:"longhorn"`
 	MetricsServer Addon  `yaml:"metricsServer"`
 	Backup        Backup `yaml:"backup"`
+
+	// Ingress is Traefik behind the ingress load balancer (ingress.go).
+	Ingress Ingress `yaml:"ingress"`
 }
 
 // Addon is one add-on's switch and pinned version.
@@ -106,6 +109,7 @@ func (s *Spec) defaultAddons() {
 		}
 	}
 	s.defaultBackup()
+	s.defaultIngress()
 }
 
 var addonVersion = regexp.MustCompile(`^v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$`)
@@ -113,6 +117,7 @@ var addonVersion = regexp.MustCompile(`^v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$`)
 // validateAddons checks versions and the combinations that cannot work.
 func (s *Spec) validateAddons(add func(field, reason, fix string)) {
 	s.validateBackup(add)
+	s.validateIngress(add)
 	for _, x := range s.Addons.list() {
 		if !addonVersion.MatchString(x.ad.Version) {
 			add("addons."+x.key+".version", fmt.Sprintf("%q is not a release version", x.ad.Version),
