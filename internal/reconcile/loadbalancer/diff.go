@@ -82,7 +82,9 @@ func (d Diff) InPlace() bool {
 func (d Diff) Empty() bool { return !d.InPlace() && d.Location == "" }
 
 // Plan compares a live load balancer with w: its type, location,
-// services, target, network and labels.
+// services, target, network and labels; services and target only when
+// ohmytalos owns them (Want.ServicesBy empty). Labels someone else added
+// (the cloud controller's hcloud-ccm/service-uid) are no drift.
 func (s *Service) Plan(lb *hcloud.LoadBalancer, w Want) Diff {
 	var d Diff
 	if lb.LoadBalancerType != nil && lb.LoadBalancerType.Name != w.Type {
@@ -91,10 +93,12 @@ func (s *Service) Plan(lb *hcloud.LoadBalancer, w Want) Diff {
 	if lb.Location != nil && w.Location != "" && lb.Location.Name != w.Location {
 		d.Location = w.Location
 	}
-	d.Services = planServices(lb, w.Ports)
-	if !HasTarget(lb, w.Target) {
-		d.Targets.Add = w.Target
-		d.Targets.Remove = publicTargets(lb, w.Target)
+	if w.Managed() {
+		d.Services = planServices(lb, w.Ports)
+		if !HasTarget(lb, w.Target) {
+			d.Targets.Add = w.Target
+			d.Targets.Remove = publicTargets(lb, w.Target)
+		}
 	}
 	if w.Network != nil && !inNetwork(lb, w.Network) {
 		d.Network = w.Network
