@@ -28,7 +28,7 @@ func (d *Deps) loadBalancerService(c *hcloud.Client) *loadbalancer.Service {
 // lbWant is what the load balancer service reconciles towards.
 func lbWant(sp *spec.Spec, lb lbSpec, netw *hcloud.Network) loadbalancer.Want {
 	return loadbalancer.Want{Name: lb.name, Labels: lb.labels, Type: sp.LoadBalancer.Type, Location: sp.LoadBalancer.Location,
-		Target: lb.target, Ports: lb.ports, Network: netw}
+		Target: lb.target, Ports: lb.ports, Network: netw, ServicesBy: lb.servicesBy}
 }
 
 // loadBalancerOps hands the load balancer service to ensure and planItem:
