@@ -3,6 +3,7 @@ package steps
 import (
 	"context"
 
+	"github.com/ohmytalos/ohmytalos/internal/addons"
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/doctor"
 	"github.com/ohmytalos/ohmytalos/internal/doctor/hcloudsource"
@@ -33,6 +34,9 @@ func DoctorEnv(ctx context.Context, d *Deps, env *engine.Env, o DoctorOptions) (
 		ExternalDNSOwner: o.Owner, TalosVersion: sp.Talos.Version, KubernetesVersion: sp.Kubernetes.Version,
 	}
 	de.Backup, de.LastSnapshot = doctorBackup(env)
+	if sp.Addons.Ingress.On() {
+		de.HandedOver = map[string]string{addons.IngressLBName(sp): addons.IngressServiceRef()}
+	}
 	if needs, _, err := imageNeeds(sp); err == nil {
 		for _, n := range needs {
 			de.ExpectedImages = append(de.ExpectedImages, doctor.ImageKey{Arch: n.key.Arch, TalosVersion: n.key.TalosVersion, SchematicID: n.key.SchematicID})
