@@ -123,6 +123,9 @@ func Start(ctx context.Context, o Options) (*Sandbox, error) {
 	s.HCloud = hcloudfake.New(hcloudfake.Options{
 		Token: o.Token, ReadOnly: o.ReadOnly, ActionDuration: o.ActionDuration, Durations: o.Durations,
 		AllocateIPv4: s.allocateIP, Hooks: hooks{s}, DiskPath: s.diskPath, RateLimit: o.RateLimit,
+		// Load balancers serve on their loopback IPv4 (80 on 8080, 443 on
+		// 8443: hcloudfake.SandboxListenPort) and forward to healthy targets.
+		ForwardLoadBalancers: true,
 	})
 	co := talosfake.ClusterOptions{HCloudEndpoint: s.HCloudURL, Admit: s.HCloud.FirewallAdmits, Registries: []string{ln.Addr().String()}}
 	if o.RealKubernetes {
@@ -226,6 +229,9 @@ func (s *Sandbox) Close() error {
 	}
 	if s.Talos != nil {
 		s.Talos.Close()
+	}
+	if s.HCloud != nil {
+		s.HCloud.Close()
 	}
 	if s.tmpDir != "" {
 		_ = os.RemoveAll(s.tmpDir)
