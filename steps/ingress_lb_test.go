@@ -108,7 +108,9 @@ func TestIngressOffKeepsTodaysLoadBalancer(t *testing.T) {
 		t.Fatalf("services %v targets %v, want 80, 443 and the label selector", lb.Services, lb.Targets)
 	}
 	p := w.planStep(t, StepPools)
-	if !slices.ContainsFunc(p.Notes, func(n string) bool { return strings.HasPrefix(n, "nothing answers behind load balancer demo-ingress until an ingress runs") }) {
+	if !slices.ContainsFunc(p.Notes, func(n string) bool {
+		return strings.HasPrefix(n, "nothing answers behind load balancer demo-ingress until an ingress runs")
+	}) {
 		t.Errorf("plan notes %q lack the warning that nothing answers", p.Notes)
 	}
 }
@@ -136,7 +138,9 @@ func TestIngressNotesWithoutIPv6(t *testing.T) {
 	if !slices.Contains(notes, "DNS: create A app.example.com -> 127.0.1.9") || slices.ContainsFunc(notes, func(n string) bool { return strings.Contains(n, "create AAAA") }) {
 		t.Errorf("notes %q: want an A record and no AAAA for a load balancer without IPv6", notes)
 	}
-	if fresh := ingressNotes(sp, nil); !slices.ContainsFunc(fresh, func(n string) bool { return strings.HasPrefix(n, "DNS: create A app.example.com -> the IPv4 of demo-ingress") }) {
+	if fresh := ingressNotes(sp, nil); !slices.ContainsFunc(fresh, func(n string) bool {
+		return strings.HasPrefix(n, "DNS: create A app.example.com -> the IPv4 of demo-ingress")
+	}) {
 		t.Errorf("notes before the load balancer exists: %q", fresh)
 	}
 }

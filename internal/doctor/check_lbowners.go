@@ -126,7 +126,7 @@ func judgeClaims(env *Env, claims []lbClaim, second []LoadBalancer, gap time.Dur
 	case len(unsafe) > 0:
 		return Result{Status: StatusWarn, Evidence: append(unsafe, evidence...),
 			Explanation: "two owners claim the same load balancer's services and targets; nothing changed between the two reads, but the next node or port change starts a fight",
-			Fix: "switch addons.ingress on for this load balancer (ohmytalos then leaves services and targets to the cloud controller), or point the Service at a load balancer of its own"}
+			Fix:         "switch addons.ingress on for this load balancer (ohmytalos then leaves services and targets to the cloud controller), or point the Service at a load balancer of its own"}
 	}
 	return pass(append(evidence, fmt.Sprintf("services and targets unchanged over %s", gap))...)
 }

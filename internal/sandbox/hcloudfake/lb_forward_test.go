@@ -88,4 +88,3 @@ func rawGet(t *testing.T, addr string) string {
 	b, _ := io.ReadAll(bufio.NewReader(conn))
 	return string(b)
 }
-

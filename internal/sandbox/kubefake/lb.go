@@ -64,7 +64,7 @@ func (s *Server) lbWorkLocked(env cloudEnv) []lbWork {
 		ann := strMap(svc, "metadata", "annotations")
 		w := lbWork{
 			ns: str(svc, "metadata", "namespace"), name: str(svc, "metadata", "name"),
-			lbName:   ann[annLBName], uid: str(svc, "metadata", "uid"),
+			lbName: ann[annLBName], uid: str(svc, "metadata", "uid"),
 			location: ann[annLBLocation], zone: ann[annLBZone], typ: ann[annLBType],
 			private: ann[annLBPrivateIP] == "true" || env.vars["HCLOUD_LOAD_BALANCERS_USE_PRIVATE_IP"] == "true",
 			remove:  str(svc, "metadata", "deletionTimestamp") != "",
