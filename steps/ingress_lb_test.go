@@ -144,3 +144,25 @@ func TestIngressNotesWithoutIPv6(t *testing.T) {
 		t.Errorf("notes before the load balancer exists: %q", fresh)
 	}
 }
+
+// TestIngressSwitchedOnHandsOver: a load balancer made with the ingress
+// off loses ohmytalos's label-selector target when the ingress is
+// switched on, and keeps it handed over afterwards.
+func TestIngressSwitchedOnHandsOver(t *testing.T) {
+	off := false
+	w := poolsWorld(t, func(sp *spec.Spec) { sp.Addons.Ingress.Enabled = &off })
+	on := true
+	w.spec.Addons.Ingress.Enabled = &on
+	it := w.planOf(t, StepPools, "load-balancer", w.spec.Name+"-ingress")
+	if it.Action != engine.ActionUpdate || len(it.Changes) != 1 || it.Changes[0].Field != fieldTargets ||
+		it.Changes[0].New != "managed by the cloud controller for Service traefik/traefik" {
+		t.Fatalf("plan = %s %+v, want the target handed over", it.Action, it.Changes)
+	}
+	w.runOnly(t, StepPools)
+	if lb := w.ingressLB(t); len(lb.Targets) != 0 {
+		t.Errorf("targets after the handover: %s, want none until the cloud controller adds its own", formatTargets(lb))
+	}
+	if it := w.planOf(t, StepPools, "load-balancer", w.spec.Name+"-ingress"); it.Action != engine.ActionReuse {
+		t.Errorf("after the handover the plan is %s %v, want reuse", it.Action, it.Changes)
+	}
+}

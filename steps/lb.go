@@ -75,8 +75,11 @@ func lbChanges(lb *hcloud.LoadBalancer, w loadbalancer.Want, d loadbalancer.Diff
 		}
 		out = append(out, ch)
 	}
-	if d.Targets.Add != "" {
+	switch {
+	case d.Targets.Add != "":
 		out = append(out, engine.Change{Field: fieldTargets, Old: formatTargets(lb), New: fmt.Sprintf("label selector %s (private IP true)", d.Targets.Add)})
+	case len(d.Targets.Remove) > 0:
+		out = append(out, engine.Change{Field: fieldTargets, Old: formatTargets(lb), New: "managed by the cloud controller for Service " + w.ServicesBy})
 	}
 	if d.Network != nil {
 		out = append(out, engine.Change{Field: fieldNetwork, New: d.Network.Name})

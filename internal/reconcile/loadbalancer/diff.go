@@ -99,6 +99,11 @@ func (s *Service) Plan(lb *hcloud.LoadBalancer, w Want) Diff {
 			d.Targets.Add = w.Target
 			d.Targets.Remove = publicTargets(lb, w.Target)
 		}
+	} else {
+		// Handing over: ohmytalos's own label-selector target (left from
+		// when it owned the targets) goes, so that the controller's server
+		// targets are the only ones; its services the controller rewrites.
+		d.Targets.Remove = selectorTargets(lb, w.Target)
 	}
 	if w.Network != nil && !inNetwork(lb, w.Network) {
 		d.Network = w.Network
@@ -155,6 +160,18 @@ func publicTargets(lb *hcloud.LoadBalancer, selector string) []string {
 	var out []string
 	for _, t := range lb.Targets {
 		if t.LabelSelector != nil && t.LabelSelector.Selector == selector && !t.UsePrivateIP {
+			out = append(out, selector)
+		}
+	}
+	return out
+}
+
+// selectorTargets lists selector once per target of it, over private or
+// public IPs.
+func selectorTargets(lb *hcloud.LoadBalancer, selector string) []string {
+	var out []string
+	for _, t := range lb.Targets {
+		if t.Type == hcloud.LoadBalancerTargetTypeLabelSelector && t.LabelSelector != nil && t.LabelSelector.Selector == selector {
 			out = append(out, selector)
 		}
 	}

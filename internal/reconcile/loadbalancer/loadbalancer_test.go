@@ -213,18 +213,36 @@ func TestHandedOverStillOwnsTypeNetworkAndLabels(t *testing.T) {
 	if d.Type != "lb11" || d.Network == nil || d.Labels.Empty() {
 		t.Fatalf("diff = %+v, want type, network and labels", d)
 	}
-	if !d.Services.Empty() || !d.Targets.Empty() {
-		t.Fatalf("diff = %+v, want no service or target change", d)
+	if !d.Services.Empty() || d.Targets.Add != "" {
+		t.Fatalf("diff = %+v, want no service change and no target added", d)
 	}
 	if err := New(f, &fakeActions{}, nil).Reconcile(context.Background(), lb, handedOver(), d); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range f.calls {
-		if strings.Contains(c, "service") || strings.Contains(c, "target") {
+		if strings.Contains(c, "service") || (strings.Contains(c, "target") && c != "remove target "+target) {
 			t.Errorf("reconcile of a handed-over load balancer called %q", c)
 		}
 	}
 	if !slices.Contains(f.calls, "change type lb11") || !slices.Contains(f.calls, "attach network 7") || !slices.Contains(f.calls, "update labels") {
 		t.Errorf("calls = %v, want the type, network and labels reconciled", f.calls)
+	}
+}
+
+// Switching the ingress on hands over a load balancer ohmytalos owned
+// whole: its own label-selector target goes, nothing else of the
+// services and targets is touched.
+func TestHandOverRemovesOurSelectorTarget(t *testing.T) {
+	f := newFake()
+	lb := asWanted()
+	d := New(f, &fakeActions{}, nil).Plan(lb, handedOver())
+	if !slices.Equal(d.Targets.Remove, []string{target}) || d.Targets.Add != "" || !d.Services.Empty() {
+		t.Fatalf("diff = %+v, want our selector target removed and nothing else", d)
+	}
+	if err := New(f, &fakeActions{}, nil).Reconcile(context.Background(), lb, handedOver(), d); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(f.calls, []string{"remove target " + target}) {
+		t.Errorf("calls = %v, want only our target removed", f.calls)
 	}
 }
