@@ -8,7 +8,7 @@ package spec
 // nothing answers behind it until the operator runs an ingress.
 type Ingress struct {
 	// Enabled switches the add-on; nil takes the default: on when a pool
-	// has loadBalancer: true.
+	// has loadBalancer: true and the cloud controller is on.
 	Enabled *bool `yaml:"enabled,omitempty"`
 }
 
@@ -27,11 +27,13 @@ func (s *Spec) HasLoadBalancerPool() bool {
 }
 
 // defaultIngress switches the ingress on when a pool is a load balancer
-// target; it runs after the pools' own defaults (loadBalancer: true on
-// every pool but storage pools).
+// target and the cloud controller, which takes over the load balancer's
+// services and targets, runs; it runs after the pools' own defaults
+// (loadBalancer: true on every pool but storage pools) and the other
+// add-ons'.
 func (s *Spec) defaultIngress() {
 	if s.Addons.Ingress.Enabled == nil {
-		s.Addons.Ingress.Enabled = boolPtr(s.HasLoadBalancerPool())
+		s.Addons.Ingress.Enabled = boolPtr(s.HasLoadBalancerPool() && s.Addons.HCloudCCM.On())
 	}
 }
 

@@ -20,9 +20,14 @@ func TestIngressDefaultsAndValidation(t *testing.T) {
 			s.Pools = []Pool{{Name: "w", Count: 1, LoadBalancer: &f}}
 			s.Addons.Ingress.Enabled = &tr
 		}, "addons.ingress.enabled", true},
+		{"off by default without the cloud controller", func(s *Spec) {
+			s.Addons.HCloudCCM.Enabled = &f
+			s.Addons.HCloudCSI.Enabled = &f
+		}, "", false},
 		{"on without the cloud controller", func(s *Spec) {
 			s.Addons.HCloudCCM.Enabled = &f
 			s.Addons.HCloudCSI.Enabled = &f
+			s.Addons.Ingress.Enabled = &tr
 		}, "addons.ingress.enabled", true},
 	}
 	for _, c := range cases {
