@@ -47,6 +47,7 @@ func DoctorEnv(ctx context.Context, d *Deps, env *engine.Env, o DoctorOptions) (
 		notes = append(notes, "Hetzner checks skip: "+d.Redact(err.Error()))
 	} else {
 		de.Cloud = hcloudsource.New(c, sp.Name)
+		de.IngressIPv6 = doctorIngressIPv6(ctx, c, sp, de.Domains)
 		servers, err := ownedServers(ctx, c, env.State, sp.Name)
 		if err == nil {
 			for _, s := range servers {

@@ -1,6 +1,7 @@
 package steps
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -82,4 +83,28 @@ func ingressNotes(sp *spec.Spec, lb *hcloud.LoadBalancer) []string {
 		out = append(out, "DNS: create no AAAA record for "+strings.Join(sp.Domains, ", ")+": the ingress does not serve IPv6, and Let's Encrypt tries an AAAA address first")
 	}
 	return out
+}
+
+// doctorIngressIPv6 tells the doctor whether the ingress serves IPv6
+// (addons.IngressIPv6, from the live ingress load balancer's address);
+// nil when it cannot tell. One request, made only when there are domains
+// to check.
+func doctorIngressIPv6(ctx context.Context, c *hcloud.Client, sp *spec.Spec, domains []string) *bool {
+	if len(domains) == 0 {
+		return nil
+	}
+	v := false
+	if !sp.Addons.Ingress.On() {
+		return &v
+	}
+	lb, _, err := c.LoadBalancer.GetByName(ctx, addons.IngressLBName(sp))
+	if err != nil || lb == nil {
+		return nil
+	}
+	ip := ""
+	if lb.PublicNet.IPv6.IP != nil {
+		ip = lb.PublicNet.IPv6.IP.String()
+	}
+	v = addons.IngressIPv6(sp, ip)
+	return &v
 }

@@ -166,3 +166,26 @@ func TestIngressSwitchedOnHandsOver(t *testing.T) {
 		t.Errorf("after the handover the plan is %s %v, want reuse", it.Action, it.Changes)
 	}
 }
+
+// The doctor learns from the live load balancer whether the ingress
+// serves IPv6, exactly when the plan lists AAAA records.
+func TestDoctorIngressIPv6(t *testing.T) {
+	w := poolsWorld(t, nil)
+	ctx := context.Background()
+	d := []string{"app.example.com"}
+	if got := doctorIngressIPv6(ctx, w.client(), w.spec, nil); got != nil {
+		t.Errorf("without domains: %v, want unknown", *got)
+	}
+	if got := doctorIngressIPv6(ctx, w.client(), w.spec, d); got == nil || *got {
+		t.Errorf("domains given to the doctor only: %v, want false (plan lists no AAAA record)", got)
+	}
+	w.spec.Domains = d
+	if got := doctorIngressIPv6(ctx, w.client(), w.spec, d); got == nil || !*got {
+		t.Errorf("ingress with a load balancer IPv6 and domains: %v, want true", got)
+	}
+	off := false
+	w.spec.Addons.Ingress.Enabled = &off
+	if got := doctorIngressIPv6(ctx, w.client(), w.spec, d); got == nil || *got {
+		t.Errorf("ingress off: %v, want false", got)
+	}
+}

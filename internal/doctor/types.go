@@ -146,6 +146,10 @@ type Env struct {
 	// Skip names checks that cannot run with the sources at hand (e.g. no
 	// spec to compare against), with the reason: they skip without running.
 	Skip map[string]string
+	// IngressIPv6 says whether ohmytalos set the ingress up to serve
+	// IPv6 (addons.IngressIPv6: the plan lists AAAA records exactly then);
+	// nil when unknown. dns-ipv6 names an AAAA record published anyway.
+	IngressIPv6 *bool
 	// HandedOver maps a load balancer's name to the Service (NAMESPACE/NAME)
 	// ohmytalos handed its services and targets to (the ingress add-on);
 	// a load balancer ohmytalos labels, not listed here, has its services
