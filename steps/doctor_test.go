@@ -32,6 +32,13 @@ type doctorCluster struct {
 // edit rewrites the seed spec's YAML before it is parsed.
 func startDoctorCluster(t *testing.T, edit func(string) string) *doctorCluster {
 	t.Helper()
+	return startDoctorClusterWith(t, edit, nil)
+}
+
+// startDoctorClusterWith is startDoctorCluster with the sandbox's options
+// changed by opts (nil keeps them).
+func startDoctorClusterWith(t *testing.T, edit func(string) string, opts func(*sandbox.Options)) *doctorCluster {
+	t.Helper()
 	dir := t.TempDir()
 	// The state's age identity lives in the test's folder: never the
 	// operator's own key, and created on first use as the CLI does.
@@ -69,9 +76,11 @@ func startDoctorCluster(t *testing.T, edit func(string) string) *doctorCluster {
 		}
 	})
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	sb, err := sandbox.Start(context.Background(), sandbox.Options{
-		ActionDuration: 5 * time.Millisecond, BootDelay: 20 * time.Millisecond, WorkDir: work, Log: log,
-	})
+	so := sandbox.Options{ActionDuration: 5 * time.Millisecond, BootDelay: 20 * time.Millisecond, WorkDir: work, Log: log}
+	if opts != nil {
+		opts(&so)
+	}
+	sb, err := sandbox.Start(context.Background(), so)
 	if err != nil {
 		t.Fatalf("start sandbox: %v", err)
 	}
@@ -146,6 +155,9 @@ func TestDoctorHealthySandboxCluster(t *testing.T) {
 	if err := c.apply(t, engine.Options{}); err != nil {
 		t.Fatalf("apply the seed spec in the sandbox: %v", err)
 	}
+	// The ingress Traefik, until its chart installs through the Helm
+	// add-on path: without it the ingress load balancer has no targets.
+	c.runTraefik(t)
 	rs := c.doctorResults(t)
 	if len(rs) != len(doctor.Checks()) {
 		t.Fatalf("%d results, want one per check (%d)", len(rs), len(doctor.Checks()))

@@ -59,6 +59,7 @@ type Server struct {
 	noIPv4         map[string]bool
 	pullFailures   map[string]int
 	cloud          cloudState
+	ingress        ingressListeners // the Traefik stand-in (traefik.go)
 
 	kick   chan struct{}
 	cancel context.CancelFunc
@@ -117,6 +118,7 @@ func New(o Options) *Server {
 func (s *Server) Close() {
 	s.cancel()
 	<-s.done
+	s.closeIngress()
 
 	s.mu.Lock()
 	for w := range s.watchers {
