@@ -29,7 +29,8 @@ func TestWorkingClusterFromSandboxServe(t *testing.T) {
 		t.Skip("builds the binary and a cluster")
 	}
 	bin := buildBinary(t)
-	sb := startServe(t, bin, "--action-duration", "50ms", "--boot-delay", "200ms")
+	sb := startServe(t, bin, "--action-duration", "50ms", "--boot-delay", "200ms",
+		"--fake-kubernetes") // needs the CSI driver: the claim binds and attaches (issue 23)
 	dir, keyFile := seedDir(t)
 	env := sb.environ("OHMYTALOS_AGE_KEY_FILE="+keyFile, "NO_COLOR=1")
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/doctor"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/sandbox"
 )
 
 // kubeClient is client-go on the kubeconfig bootstrap stored.
@@ -68,7 +69,9 @@ func lbKubeService(name string, ann map[string]string) *corev1.Service {
 // with its SyncLoadBalancerFailed event, and lb-pending names the
 // annotation and the variable.
 func TestDoctorLBPending(t *testing.T) {
-	c := startDoctorCluster(t, nil)
+	c := startDoctorClusterWith(t, nil, sandbox.Options{
+		FakeKubernetes: true, // needs the CCM service controller: a LoadBalancer Service's address (issue 23)
+	})
 	if err := c.apply(t, engine.Options{}); err != nil {
 		t.Fatalf("apply the seed spec in the sandbox: %v", err)
 	}

@@ -32,12 +32,12 @@ type doctorCluster struct {
 // edit rewrites the seed spec's YAML before it is parsed.
 func startDoctorCluster(t *testing.T, edit func(string) string) *doctorCluster {
 	t.Helper()
-	return startDoctorClusterWith(t, edit, nil)
+	return startDoctorClusterWith(t, edit, sandbox.Options{})
 }
 
-// startDoctorClusterWith is startDoctorCluster with the sandbox's options
-// changed by opts (nil keeps them).
-func startDoctorClusterWith(t *testing.T, edit func(string) string, opts func(*sandbox.Options)) *doctorCluster {
+// startDoctorClusterWith is startDoctorCluster with the sandbox options
+// o (its durations, work dir and log are the doctor cluster's).
+func startDoctorClusterWith(t *testing.T, edit func(string) string, o sandbox.Options) *doctorCluster {
 	t.Helper()
 	dir := t.TempDir()
 	// The state's age identity lives in the test's folder: never the
@@ -76,17 +76,14 @@ func startDoctorClusterWith(t *testing.T, edit func(string) string, opts func(*s
 		}
 	})
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	so := sandbox.Options{ActionDuration: 5 * time.Millisecond, BootDelay: 20 * time.Millisecond, WorkDir: work, Log: log}
-	if opts != nil {
-		opts(&so)
-	}
-	sb, err := sandbox.Start(context.Background(), so)
+	o.ActionDuration, o.BootDelay, o.WorkDir, o.Log = 5*time.Millisecond, 20*time.Millisecond, work, log
+	sb, err := sandbox.Start(context.Background(), o)
 	if err != nil {
 		t.Fatalf("start sandbox: %v", err)
 	}
 	t.Cleanup(func() { sb.Close() })
 	d := sandboxDeps(sb, log, "test")
-	d.PollInterval, d.NodeTimeout = 10*time.Millisecond, 20*time.Second
+	d.PollInterval, d.NodeTimeout = 10*time.Millisecond, time.Minute // as newWorld: the real control plane readies add-ons in seconds, more on a busy machine
 	return &doctorCluster{sb: sb, deps: d, env: &engine.Env{Spec: sp, State: st, Log: log}, eng: engine.New(All(d)...)}
 }
 
@@ -151,7 +148,9 @@ func describeResult(r doctor.Result) string {
 // cluster, applied by the real steps, every check passes or skips with
 // its reason.
 func TestDoctorHealthySandboxCluster(t *testing.T) {
-	c := startDoctorCluster(t, nil)
+	c := startDoctorClusterWith(t, nil, sandbox.Options{
+		FakeKubernetes: true, // needs the CCM service controller: load balancer targets (issue 23)
+	})
 	if err := c.apply(t, engine.Options{}); err != nil {
 		t.Fatalf("apply the seed spec in the sandbox: %v", err)
 	}

@@ -39,7 +39,7 @@ func TestDrainNodeOnRealKubernetes(t *testing.T) {
 	}
 	sp.ControlPlane.Count, sp.Pools = 1, sp.Pools[:1]
 	sp.Pools[0].Count = 1
-	sb, err := sandbox.Start(context.Background(), sandbox.Options{RealKubernetes: true, Progress: func(s string) { t.Log(s) }})
+	sb, err := sandbox.Start(context.Background(), sandbox.Options{Progress: func(s string) { t.Log(s) }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +90,9 @@ func checkDrain(t *testing.T, w *world) {
 	if n, err := cs.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{}); err != nil || !n.Spec.Unschedulable {
 		t.Fatalf("node after a failed drain: %v, unschedulable %v", err, n != nil && n.Spec.Unschedulable)
 	}
-	if !slices.ContainsFunc(evs, func(ev engine.Event) bool { return strings.Contains(ev.Message, "PodDisruptionBudget holds back default/blocker") }) {
+	if !slices.ContainsFunc(evs, func(ev engine.Event) bool {
+		return strings.Contains(ev.Message, "PodDisruptionBudget holds back default/blocker")
+	}) {
 		t.Errorf("no progress about the budget: %+v", evs)
 	}
 

@@ -96,7 +96,10 @@ func (c *offsetClock) Add(d time.Duration) {
 // balancer the cloud controller manages.
 func TestIngressServesOnTheFirstApply(t *testing.T) {
 	clk := &offsetClock{}
-	c := startDoctorClusterWith(t, nil, func(o *sandbox.Options) { o.HCloudNow = clk.Now })
+	c := startDoctorClusterWith(t, nil, sandbox.Options{
+		HCloudNow:      clk.Now,
+		FakeKubernetes: true, // needs the Traefik stand-in on the real control plane (issue 20)
+	})
 	if err := c.apply(t, engine.Options{}); err != nil {
 		t.Fatalf("apply the seed spec in the sandbox: %v", err)
 	}

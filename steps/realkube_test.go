@@ -29,7 +29,7 @@ func TestApplySeedOnRealKubernetes(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	sb, err := sandbox.Start(context.Background(), sandbox.Options{RealKubernetes: true, Progress: func(s string) { t.Log(s) }})
+	sb, err := sandbox.Start(context.Background(), sandbox.Options{Progress: func(s string) { t.Log(s) }})
 	if err != nil {
 		t.Fatal(err)
 	}

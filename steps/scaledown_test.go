@@ -53,7 +53,13 @@ func (w *world) runScaleDown(t *testing.T, ctx context.Context, timeout time.Dur
 // waitNoNode polls until Kubernetes no longer lists the node.
 func waitNoNode(t *testing.T, cs *kubernetes.Clientset, name string) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
+	waitNoNodeWithin(t, cs, name, 20*time.Second)
+}
+
+// waitNoNodeWithin is waitNoNode with its own deadline.
+func waitNoNodeWithin(t *testing.T, cs *kubernetes.Clientset, name string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
 	for {
 		_, err := cs.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
@@ -344,7 +350,10 @@ func deletedServerLeavesKubernetes(t *testing.T, w *world, hc *hcloud.Client) {
 	if w.SB.Talos.Node(sv.ID) != nil {
 		t.Error("the deleted server still runs its Talos node")
 	}
-	waitNoNode(t, w.kubeClient(t), "demo-worker-1")
+	// The CCM deletes only a node that is not Ready: the node lifecycle
+	// controller turns it Unknown after kube-controller-manager's
+	// --node-monitor-grace-period (50s by default since v1.32).
+	waitNoNodeWithin(t, w.kubeClient(t), "demo-worker-1", 2*time.Minute)
 }
 
 // powerOff stops a server as the console's power button would.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -17,7 +18,7 @@ func newSandboxCmd(g *globals) *cobra.Command {
 	var addr string
 	var latencyMS int
 	var action, boot time.Duration
-	var readOnly, realKube bool
+	var readOnly, realKube, fakeKube bool
 	serve := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the sandbox standalone and print the environment clients need",
@@ -59,7 +60,10 @@ $OHMYTALOS_CHART_MIRROR/HOST/PATH, e.g.
 			if boot >= 0 {
 				o.BootDelay = boot
 			}
-			o.RealKubernetes = realKube
+			if realKube && fakeKube {
+				return errors.New("sandbox serve: --real-kubernetes and --fake-kubernetes exclude each other: drop one (the real control plane is the default)")
+			}
+			o.FakeKubernetes = fakeKube
 			o.Progress = func(line string) { fmt.Fprintln(cmd.ErrOrStderr(), "# "+line) }
 			sb, err := sandbox.Start(cmd.Context(), o)
 			if err != nil {
@@ -81,7 +85,8 @@ $OHMYTALOS_CHART_MIRROR/HOST/PATH, e.g.
 	serve.Flags().DurationVar(&action, "action-duration", 0, "how long every Hetzner action takes (default: a sped-up model of Hetzner)")
 	serve.Flags().DurationVar(&boot, "boot-delay", -1, "how long a Talos node takes to boot (default 3s)")
 	serve.Flags().BoolVar(&readOnly, "read-only", false, "make the printed token read-only (to see how ohmytalos reports it)")
-	serve.Flags().BoolVar(&realKube, "real-kubernetes", false, "serve each cluster's Kubernetes API from the real kube-apiserver, etcd, controller manager and scheduler (built with go on first use, minutes; see docs/sandbox.md)")
+	serve.Flags().BoolVar(&realKube, "real-kubernetes", false, "serve each cluster's Kubernetes API from the real kube-apiserver, etcd, controller manager and scheduler (the default; built with go on first use, minutes; see docs/sandbox.md)")
+	serve.Flags().BoolVar(&fakeKube, "fake-kubernetes", false, "serve each cluster's Kubernetes API from the sandbox's own fake API server (kubefake) instead of the real control plane")
 	c.AddCommand(serve)
 	return c
 }

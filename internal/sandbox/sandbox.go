@@ -45,19 +45,19 @@ type Options struct {
 	// WrapHCloud wraps the Hetzner fake's HTTP handler (paths relative to
 	// /v1), e.g. for a test to record every exchange; nil serves it as is.
 	WrapHCloud func(http.Handler) http.Handler
-	// RealKubernetes serves each cluster's Kubernetes API from the real
-	// kube-apiserver, etcd, kube-controller-manager and kube-scheduler
-	// (built from source on first use, see docs/sandbox.md) instead of
-	// kubefake. Opt-in while the migration of issue 23 is under way.
-	RealKubernetes bool
+	// FakeKubernetes serves each cluster's Kubernetes API from kubefake,
+	// the sandbox's own API server, instead of the real kube-apiserver,
+	// etcd, kube-controller-manager and kube-scheduler (the default,
+	// built from source on first use, see docs/sandbox.md).
+	FakeKubernetes bool
 	// HCloudNow is the Hetzner fake's clock (default time.Now): a test
 	// moves it past a load balancer's first health check interval.
 	HCloudNow func() time.Time
-	// Progress receives the real control plane's build progress lines
-	// (RealKubernetes); nil sends them to Log only.
+	// Progress receives the real control plane's build progress lines;
+	// nil sends them to Log only.
 	Progress func(string)
 	// ImagePullDelay is how long a node's kubelet takes to pull an image,
-	// once per node (RealKubernetes); nil pulls at once.
+	// once per node (the real control plane's kubelets); nil pulls at once.
 	ImagePullDelay func(image string) time.Duration
 }
 
@@ -147,7 +147,7 @@ func Start(ctx context.Context, o Options) (*Sandbox, error) {
 		ForwardLoadBalancers: true, Now: o.HCloudNow,
 	})
 	co := talosfake.ClusterOptions{HCloudEndpoint: s.HCloudURL, Admit: s.HCloud.FirewallAdmits, Registries: []string{ln.Addr().String()}}
-	if o.RealKubernetes {
+	if !o.FakeKubernetes {
 		bins, err := kubebin.Ensure(ctx, kubebin.Options{Progress: s.progress})
 		if err != nil {
 			s.Close()

@@ -29,7 +29,8 @@ const (
 // uninitialized taint (hetznercloud/hcloud-cloud-controller-manager
 // hcloud/instances.go InstanceMetadata; k8s.io/cloud-provider
 // controllers/node/node_controller.go). Routes, load balancers and the
-// CSI driver are not simulated here yet.
+// CSI driver are not simulated here yet. Its node lifecycle controller
+// deletes the nodes whose server is gone (cloudlifecycle.go).
 type CloudController struct {
 	admin    *kubernetes.Clientset
 	endpoint string
@@ -71,6 +72,7 @@ func (cc *CloudController) loop(ctx context.Context) {
 
 		if token := cc.token(ctx); token != "" {
 			cc.initNodes(ctx, token)
+			cc.deleteGoneNodes(ctx, token)
 		}
 	}
 }

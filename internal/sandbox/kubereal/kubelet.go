@@ -24,6 +24,7 @@ import (
 type KubeletConfig struct {
 	Name       string
 	Version    string // e.g. v1.36.3, the kubelet image's tag
+	OSImage    string // status.nodeInfo.osImage, e.g. "Talos (v1.13.9)"
 	InternalIP string
 	ExternalIP string
 	Labels     map[string]string
@@ -279,7 +280,12 @@ func (k *Kubelet) postStatus(ctx context.Context, network bool) error {
 		}
 	}
 
-	n.Status.NodeInfo = corev1.NodeSystemInfo{KubeletVersion: k.cfg.Version, OSImage: "Talos (v1.13.9)", KernelVersion: "6.18.0-talos",
+	osImage := k.cfg.OSImage
+	if osImage == "" {
+		osImage = "Talos (v1.13.9)"
+	}
+
+	n.Status.NodeInfo = corev1.NodeSystemInfo{KubeletVersion: k.cfg.Version, OSImage: osImage, KernelVersion: "6.18.0-talos",
 		ContainerRuntimeVersion: "containerd://2.1.0", OperatingSystem: "linux", Architecture: "amd64"}
 
 	ready := corev1.NodeCondition{Type: corev1.NodeReady, Status: corev1.ConditionFalse, Reason: "KubeletNotReady", Message: msgNoCNI}

@@ -120,9 +120,9 @@ type ClusterOptions struct {
 	// RealKubernetes, when set, serves each cluster's Kubernetes API on
 	// its control planes' PublicIP:6443 from a real control plane run
 	// with these binaries (kubereal), with simulated kubelets as its
-	// clients; nil serves kubefake's. The Talos side (bootstrap
-	// manifests, upgrades, the cloud controller and CSI driver) still
-	// talks to kubefake in this phase.
+	// clients and Talos' own side (kubelet registration and restarts,
+	// node labels and taints, its CRDs) acting on it; nil serves
+	// kubefake's.
 	RealKubernetes *kubebin.Binaries
 	// RealKubernetesDir holds the real control planes' state ("" for the
 	// system's temp dir).

@@ -59,6 +59,12 @@ func (n *Node) KubeErr() error {
 // reported by KubeErr) and brings the kubelets' registrations up to date.
 // Called with cluster.mu held.
 func (n *Node) startKubeAPILocked() {
+	if n.cluster.opts.RealKubernetes != nil {
+		n.startRealKubeLocked()
+
+		return
+	}
+
 	kc, err := n.cluster.kubeClusterLocked(n)
 	if err != nil {
 		n.kubeErr = err
@@ -67,10 +73,6 @@ func (n *Node) startKubeAPILocked() {
 	}
 
 	n.cluster.syncKubeletsLocked(n.cfg.clusterID, kc)
-
-	if n.cluster.opts.RealKubernetes != nil {
-		n.cluster.syncRealKubeletsLocked(n)
-	}
 
 	if n.cfg.controlPlane() && talosAPIAccessEnabled(n.cfg.raw) {
 		if err := kc.srv.InstallCRD(talosServiceAccountCRD()); err != nil {
@@ -92,12 +94,6 @@ func (n *Node) startKubeAPILocked() {
 	}
 
 	dns, ips := kubeCertSANs(n, sk)
-
-	if n.cluster.opts.RealKubernetes != nil {
-		n.serveRealKubeLocked(dns, ips)
-
-		return
-	}
 
 	cert, err := issueKubeServingCert(n.cfg.k8sCA, dns, ips)
 	if err != nil {

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
-	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/kubernetes"
 
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubereal"
 )
@@ -35,9 +35,14 @@ type realKube struct {
 	ips      []net.IP
 	dns      []string
 	kubelets map[string]*kubereal.Kubelet
-	cloud    *kubereal.CloudController
-	cilium   *kubereal.CiliumOperator
-	sims     *kubereal.Simulators // CCM service and route controllers, CSI driver
+	// applied is what each running kubelet registered and what Talos'
+	// node controllers last set on its Node; crds the CRDs installed.
+	applied map[string]realKubelet
+	crds    map[string]bool
+	admin   *kubernetes.Clientset
+	cloud   *kubereal.CloudController
+	cilium  *kubereal.CiliumOperator
+	sims    *kubereal.Simulators // CCM service and route controllers, CSI driver
 	// syncs counts kubelet syncs asked for (under cluster.mu); synced is
 	// the latest applied, so a stale sync never undoes a newer one.
 	syncs, synced uint64
@@ -56,7 +61,8 @@ func (c *Cluster) realKubeLocked(n *Node) *realKube {
 		return tc.real
 	}
 
-	rk := &realKube{cluster: c, ready: make(chan struct{}), kubelets: map[string]*kubereal.Kubelet{}}
+	rk := &realKube{cluster: c, ready: make(chan struct{}), kubelets: map[string]*kubereal.Kubelet{},
+		applied: map[string]realKubelet{}, crds: map[string]bool{}}
 	tc.real = rk
 	c.reals = append(c.reals, rk)
 
@@ -266,82 +272,6 @@ func (rk *realKube) pipe(conn net.Conn) {
 	go func() { _, _ = io.Copy(up, conn); done <- struct{}{} }()
 	go func() { _, _ = io.Copy(conn, up); done <- struct{}{} }()
 	<-done
-}
-
-// syncRealKubeletsLocked starts the kubelet of every running node of the
-// Talos cluster against the real API server, once it runs. Called with
-// cluster.mu held; the registrations happen in the background.
-func (c *Cluster) syncRealKubeletsLocked(n *Node) {
-	rk := c.realKubeLocked(n)
-
-	var regs []kubereal.KubeletConfig
-
-	for _, m := range c.sortedNodesLocked() {
-		if m.cfg.clusterID != n.cfg.clusterID || m.ctx.Err() != nil {
-			continue
-		}
-
-		reg, err := m.kubeletRegistration()
-		if err != nil {
-			continue
-		}
-
-		kc := kubereal.KubeletConfig{Name: reg.Name, Version: reg.KubeletVersion, InternalIP: reg.InternalIP, ExternalIP: m.opts.PublicIP, Labels: reg.Labels,
-			PullDelay: c.opts.ImagePullDelay}
-		for _, t := range reg.Taints {
-			kc.Taints = append(kc.Taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
-		}
-
-		if reg.ExternalCloudProvider {
-			kc.Taints = append(kc.Taints, corev1.Taint{Key: "node.cloudprovider.kubernetes.io/uninitialized", Value: "true", Effect: corev1.TaintEffectNoSchedule})
-		}
-
-		regs = append(regs, kc)
-	}
-
-	rk.mu.Lock()
-	rk.syncs++
-	gen := rk.syncs
-	rk.mu.Unlock()
-
-	go rk.startKubelets(c.ctx, regs, gen)
-}
-
-func (rk *realKube) startKubelets(ctx context.Context, regs []kubereal.KubeletConfig, gen uint64) {
-	<-rk.ready
-
-	rk.mu.Lock()
-	defer rk.mu.Unlock()
-
-	if rk.cp == nil || gen < rk.synced {
-		return
-	}
-
-	rk.synced = gen
-
-	// A node that stopped (powered off, deleted) stops posting status:
-	// the node lifecycle controller turns it Unknown.
-	for name, k := range rk.kubelets {
-		if !slices.ContainsFunc(regs, func(r kubereal.KubeletConfig) bool { return r.Name == name }) {
-			k.Stop()
-			delete(rk.kubelets, name)
-		}
-	}
-
-	for _, reg := range regs {
-		if rk.kubelets[reg.Name] != nil {
-			continue
-		}
-
-		k, err := rk.cp.StartKubelet(ctx, reg)
-		if err != nil {
-			rk.cluster.opts.Logger.Error("simulated kubelet did not register", "node", reg.Name, "err", err)
-
-			continue
-		}
-
-		rk.kubelets[reg.Name] = k
-	}
 }
 
 // stop ends the kubelets and the control plane, and removes its state;

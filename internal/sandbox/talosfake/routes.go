@@ -183,6 +183,10 @@ func (c *Cluster) SetRegistryFault(serverID int64, f kubefake.RegistryFault) err
 	}
 
 	tc := c.clusters[n.cfg.clusterID]
+	if tc != nil && tc.real != nil {
+		return fmt.Errorf("registry fault: server %d: the simulated kubelets of the real control plane pull no images yet (issue 23); run this sandbox with the fake Kubernetes API", serverID)
+	}
+
 	if tc == nil || tc.kube == nil {
 		return fmt.Errorf("registry fault: the Talos cluster of server %d serves no Kubernetes API yet", serverID)
 	}
