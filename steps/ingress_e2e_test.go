@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"slices"
 	"sync"
 	"testing"
@@ -60,7 +62,7 @@ func (c *doctorCluster) runTraefik(t *testing.T) *hcloud.LoadBalancer {
 	}
 	hc := cloud.NewClient(c.sb.Token, cloud.Options{Endpoint: c.sb.HCloudURL, PollInterval: 10 * time.Millisecond})
 	var lb *hcloud.LoadBalancer
-	waitFor(t, "the cloud controller to adopt "+addons.IngressLBName(sp), func() (bool, string) {
+	waitForWithin(t, 2*time.Minute, "the cloud controller to adopt "+addons.IngressLBName(sp), func() (bool, string) {
 		got, _, err := hc.LoadBalancer.GetByName(ctx, addons.IngressLBName(sp))
 		if err != nil || got == nil {
 			return false, fmt.Sprint(err)
@@ -95,11 +97,30 @@ func (c *offsetClock) Add(d time.Duration) {
 // lb-owners pass, and a second apply changes nothing on the load
 // balancer the cloud controller manages.
 func TestIngressServesOnTheFirstApply(t *testing.T) {
+	ingressServesOnTheFirstApply(t, false)
+}
+
+// TestIngressServesOnTheFirstApplyOnRealKubernetes is the same on the
+// sandbox's real control plane: the simulated cloud controller adopts the
+// load balancer for the Service, and kubereal's Traefik stand-in answers
+// on the workers' node ports.
+func TestIngressServesOnTheFirstApplyOnRealKubernetes(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the real Kubernetes control plane is built from source: no go command on PATH")
+	}
+	// startDoctorClusterWith moves HOME to the test's folder: keep the
+	// binaries' cache where it is, or they are built again from source.
+	cache, err := os.UserCacheDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("XDG_CACHE_HOME", cache)
+	ingressServesOnTheFirstApply(t, true)
+}
+
+func ingressServesOnTheFirstApply(t *testing.T, realKube bool) {
 	clk := &offsetClock{}
-	c := startDoctorClusterWith(t, nil, sandbox.Options{
-		HCloudNow:      clk.Now,
-		FakeKubernetes: true, // needs the Traefik stand-in on the real control plane (issue 20)
-	})
+	c := startDoctorClusterWith(t, nil, sandbox.Options{HCloudNow: clk.Now, FakeKubernetes: !realKube})
 	if err := c.apply(t, engine.Options{}); err != nil {
 		t.Fatalf("apply the seed spec in the sandbox: %v", err)
 	}
@@ -117,7 +138,7 @@ func TestIngressServesOnTheFirstApply(t *testing.T) {
 	client := &http.Client{Timeout: 2 * time.Second}
 	var status int
 	var body string
-	waitFor(t, "an HTTP answer through "+addr, func() (bool, string) {
+	waitForWithin(t, 2*time.Minute, "an HTTP answer through "+addr, func() (bool, string) {
 		resp, err := client.Get("http://" + addr + "/")
 		if err != nil {
 			return false, err.Error()

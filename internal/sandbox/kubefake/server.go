@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ohmytalos/ohmytalos/internal/sandbox/ingressstandin"
 )
 
 // Options configure a Server.
@@ -59,7 +61,7 @@ type Server struct {
 	noIPv4         map[string]bool
 	pullFailures   map[string]int
 	cloud          cloudState
-	ingress        ingressListeners // the Traefik stand-in (traefik.go)
+	ingress        ingressstandin.Listeners // the Traefik stand-in (traefik.go)
 
 	kick   chan struct{}
 	cancel context.CancelFunc
