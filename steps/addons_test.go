@@ -131,7 +131,15 @@ func (a *miniAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				items = append(items, o)
 			}
 		}
-		miniJSON(w, map[string]any{"items": items, "metadata": map[string]any{}})
+		// A list names its kind and apiVersion, as kube-apiserver's does
+		// (client-go's dynamic client needs them).
+		kind := ""
+		for _, x := range res {
+			if x[0] == segs[0] {
+				kind = x[1] + "List"
+			}
+		}
+		miniJSON(w, map[string]any{"kind": kind, "apiVersion": gv, "items": items, "metadata": map[string]any{}})
 	default:
 		if o, ok := a.objects[r.URL.Path]; ok {
 			miniJSON(w, o)

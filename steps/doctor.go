@@ -3,6 +3,7 @@ package steps
 import (
 	"context"
 
+	"github.com/ohmytalos/ohmytalos/internal/addons"
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/doctor"
 	"github.com/ohmytalos/ohmytalos/internal/doctor/hcloudsource"
@@ -33,6 +34,9 @@ func DoctorEnv(ctx context.Context, d *Deps, env *engine.Env, o DoctorOptions) (
 		ExternalDNSOwner: o.Owner, TalosVersion: sp.Talos.Version, KubernetesVersion: sp.Kubernetes.Version,
 	}
 	de.Backup, de.LastSnapshot = doctorBackup(env)
+	if sp.Addons.Ingress.On() {
+		de.HandedOver = map[string]string{addons.IngressLBName(sp): addons.IngressServiceRef()}
+	}
 	if needs, _, err := imageNeeds(sp); err == nil {
 		for _, n := range needs {
 			de.ExpectedImages = append(de.ExpectedImages, doctor.ImageKey{Arch: n.key.Arch, TalosVersion: n.key.TalosVersion, SchematicID: n.key.SchematicID})
@@ -43,6 +47,7 @@ func DoctorEnv(ctx context.Context, d *Deps, env *engine.Env, o DoctorOptions) (
 		notes = append(notes, "Hetzner checks skip: "+d.Redact(err.Error()))
 	} else {
 		de.Cloud = hcloudsource.New(c, sp.Name)
+		de.IngressIPv6 = doctorIngressIPv6(ctx, c, sp, de.Domains)
 		servers, err := ownedServers(ctx, c, env.State, sp.Name)
 		if err == nil {
 			for _, s := range servers {

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"time"
 
-	"go.yaml.in/yaml/v3"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
@@ -86,33 +86,29 @@ func firstAnswering(ctx context.Context, ts []kubeTarget) int {
 
 // rewriteKubeconfig points the kubeconfig Talos returned at targets: the
 // current context's cluster gets targets[0]; every other target gets its
-// own cluster (same CA) and context "USER@NAME" (same user). Unknown keys
-// are kept. With no targets the kubeconfig is returned as is.
+// own cluster (same CA) and context "USER@NAME" (same user). It is read
+// and written with client-go's clientcmd, as kubectl reads it. With no
+// targets the kubeconfig is returned as is.
 func rewriteKubeconfig(raw []byte, targets []kubeTarget) ([]byte, error) {
 	if len(targets) == 0 {
 		return raw, nil
 	}
-	var kc map[string]any
-	if err := yaml.Unmarshal(raw, &kc); err != nil {
+	kc, err := clientcmd.Load(raw)
+	if err != nil {
 		return nil, fmt.Errorf("the kubeconfig from Talos does not parse: %w", err)
 	}
-	cur, _ := kc["current-context"].(string)
-	ctxEntry := named(kc["contexts"], cur)
-	if ctxEntry == nil {
+	cur := kc.CurrentContext
+	cctx, ok := kc.Contexts[cur]
+	if !ok {
 		return nil, fmt.Errorf("the kubeconfig from Talos has no current context %q", cur)
 	}
-	cctx, _ := ctxEntry["context"].(map[string]any)
-	clusterName, _ := cctx["cluster"].(string)
-	user, _ := cctx["user"].(string)
-	clEntry := named(kc["clusters"], clusterName)
-	if clEntry == nil {
-		return nil, fmt.Errorf("the kubeconfig from Talos has no cluster %q", clusterName)
+	cl, ok := kc.Clusters[cctx.Cluster]
+	if !ok {
+		return nil, fmt.Errorf("the kubeconfig from Talos has no cluster %q", cctx.Cluster)
 	}
-	cl, _ := clEntry["cluster"].(map[string]any)
-	server, _ := cl["server"].(string)
-	u, err := url.Parse(server)
+	u, err := url.Parse(cl.Server)
 	if err != nil || u.Host == "" {
-		return nil, fmt.Errorf("the kubeconfig from Talos has no usable server (%q)", server)
+		return nil, fmt.Errorf("the kubeconfig from Talos has no usable server (%q)", cl.Server)
 	}
 	port := u.Port()
 	if port == "" {
@@ -121,25 +117,16 @@ func rewriteKubeconfig(raw []byte, targets []kubeTarget) ([]byte, error) {
 	serverFor := func(host string) string {
 		return (&url.URL{Scheme: "https", Host: net.JoinHostPort(host, port)}).String()
 	}
-	cl["server"] = serverFor(targets[0].host)
-	clusters, _ := kc["clusters"].([]any)
-	contexts, _ := kc["contexts"].([]any)
+	cl.Server = serverFor(targets[0].host)
 	for _, t := range targets[1:] {
-		alt := map[string]any{}
-		for k, v := range cl {
-			alt[k] = v
-		}
-		alt["server"] = serverFor(t.host)
-		clusters = append(clusters, map[string]any{"name": t.name, "cluster": alt})
-		altCtx := map[string]any{}
-		for k, v := range cctx {
-			altCtx[k] = v
-		}
-		altCtx["cluster"] = t.name
-		contexts = append(contexts, map[string]any{"name": contextName(user, t.name), "context": altCtx})
+		alt := cl.DeepCopy()
+		alt.Server = serverFor(t.host)
+		kc.Clusters[t.name] = alt
+		altCtx := cctx.DeepCopy()
+		altCtx.Cluster = t.name
+		kc.Contexts[contextName(cctx.AuthInfo, t.name)] = altCtx
 	}
-	kc["clusters"], kc["contexts"] = clusters, contexts
-	out, err := yaml.Marshal(kc)
+	out, err := clientcmd.Write(*kc)
 	if err != nil {
 		return nil, fmt.Errorf("encode the kubeconfig: %w", err)
 	}
@@ -154,18 +141,6 @@ func contextName(user, target string) string {
 		}
 	}
 	return user + "@" + target
-}
-
-// named returns the entry called name of a kubeconfig list.
-func named(list any, name string) map[string]any {
-	items, _ := list.([]any)
-	for _, it := range items {
-		m, _ := it.(map[string]any)
-		if n, _ := m["name"].(string); n == name && m != nil {
-			return m
-		}
-	}
-	return nil
 }
 
 // recordControlPlaneIPs stores the control planes' public addresses for

@@ -54,14 +54,16 @@ func (s *Pools) loadBalancer(ctx context.Context, c *hcloud.Client, env *engine.
 	return nil, nil
 }
 
-// planLoadBalancer is item with what apply would do to a load balancer.
-func (d *Deps) planLoadBalancer(ctx context.Context, c *hcloud.Client, env *engine.Env, netw *hcloud.Network, lb lbSpec, item engine.PlanItem) (engine.PlanItem, error) {
+// planLoadBalancer is item with what apply would do to a load balancer,
+// and the live load balancer (nil when it does not exist yet): the plan's
+// notes read its addresses without another request.
+func (d *Deps) planLoadBalancer(ctx context.Context, c *hcloud.Client, env *engine.Env, netw *hcloud.Network, lb lbSpec, item engine.PlanItem) (*hcloud.LoadBalancer, engine.PlanItem, error) {
 	svc, w := d.loadBalancerService(c), lbWant(env.Spec, lb, netw)
 	got, found, err := svc.Find(ctx, query(env.State, lb.key, lb.labels))
 	if err != nil || !found {
-		return planned(item, found, nil), err
+		return nil, planned(item, found, nil), err
 	}
-	return planned(item, true, lbChanges(got, w, svc.Plan(got, w))), nil
+	return got, planned(item, true, lbChanges(got, w, svc.Plan(got, w))), nil
 }
 
 // loadBalancerService reconciles load balancers through c, retrying while
@@ -73,7 +75,7 @@ func (d *Deps) loadBalancerService(c *hcloud.Client) *loadbalancer.Service {
 // lbWant is what the load balancer service reconciles towards.
 func lbWant(sp *spec.Spec, lb lbSpec, netw *hcloud.Network) loadbalancer.Want {
 	return loadbalancer.Want{Name: lb.name, Labels: lb.labels, Type: sp.LoadBalancer.Type, Location: sp.LoadBalancer.Location,
-		Target: lb.target, Ports: lb.ports, Network: netw}
+		Target: lb.target, Ports: lb.ports, Network: netw, ServicesBy: lb.servicesBy}
 }
 
 // lbChanges shows a load balancer diff for plan and events: type,
@@ -97,8 +99,11 @@ func lbChanges(lb *hcloud.LoadBalancer, w loadbalancer.Want, d loadbalancer.Diff
 		}
 		out = append(out, ch)
 	}
-	if d.Targets.Add != "" {
+	switch {
+	case d.Targets.Add != "":
 		out = append(out, engine.Change{Field: fieldTargets, Old: formatTargets(lb), New: fmt.Sprintf("label selector %s (private IP true)", d.Targets.Add)})
+	case len(d.Targets.Remove) > 0:
+		out = append(out, engine.Change{Field: fieldTargets, Old: formatTargets(lb), New: "managed by the cloud controller for Service " + w.ServicesBy})
 	}
 	if d.Network != nil {
 		out = append(out, engine.Change{Field: fieldNetwork, New: d.Network.Name})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 
+	"github.com/ohmytalos/ohmytalos/internal/addons"
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/reconcile/placementgroup"
@@ -65,7 +66,7 @@ func placementGroups(sp *spec.Spec, id string) []pgSpec {
 const keyFirewall = "firewall"
 
 func ingressLB(sp *spec.Spec, id string) (key, name string, labels map[string]string) {
-	return "lb/ingress", sp.Name + "-ingress", cloud.WithClusterID(cloud.ClusterLabels(sp.Name, "ingress-lb", nil), id)
+	return "lb/ingress", addons.IngressLBName(sp), cloud.WithClusterID(cloud.ClusterLabels(sp.Name, "ingress-lb", nil), id)
 }
 
 func apiLB(sp *spec.Spec, id string) (key, name string, labels map[string]string) {
@@ -120,14 +121,20 @@ func (s *Pools) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error) 
 	if err := s.d.planFirewall(ctx, env, &p, c, add); err != nil {
 		return p, err
 	}
+	var ingress *hcloud.LoadBalancer
 	for _, lb := range loadBalancerSpecs(sp, env.State.ClusterID()) {
 		item := engine.PlanItem{Kind: "load-balancer", Name: lb.name, Detail: lb.detail}
 		if err := add(item, lb.key, func() (engine.PlanItem, error) {
-			return s.d.planLoadBalancer(ctx, c, env, netw, lb, item)
+			got, planned, err := s.d.planLoadBalancer(ctx, c, env, netw, lb, item)
+			if lb.key == keyIngressLB {
+				ingress = got
+			}
+			return planned, err
 		}); err != nil {
 			return p, err
 		}
 	}
+	p.Notes = append(p.Notes, ingressNotes(sp, ingress)...)
 	return p, nil
 }
 

@@ -119,15 +119,15 @@ type lbSpec struct {
 	labels            map[string]string
 	target            string // label selector of the targets
 	ports             []int
+	// servicesBy is the Service whose cloud controller owns the services
+	// and targets ("" when ohmytalos owns them).
+	servicesBy string
 }
 
 // loadBalancerSpecs lists the ingress load balancer and, in loadbalancer
 // endpoint mode, the API one.
 func loadBalancerSpecs(sp *spec.Spec, id string) []lbSpec {
-	key, name, labels := ingressLB(sp, id)
-	out := []lbSpec{{key: key, name: name, labels: labels,
-		detail: sp.LoadBalancer.Type + ": 80, 443 -> pools with loadBalancer: true, over the private network",
-		target: cloud.Selector(map[string]string{cloud.LabelCluster: sp.Name, cloud.LabelIngress: "true"}), ports: []int{80, 443}}}
+	out := []lbSpec{ingressLBSpec(sp, id)}
 	if sp.Endpoint.Mode == spec.EndpointLoadBalancer {
 		key, name, labels := apiLB(sp, id)
 		out = append(out, lbSpec{key: key, name: name, labels: labels,

@@ -147,9 +147,19 @@ func TestFirewallDriftIsPlannedAndApplied(t *testing.T) {
 // TestLoadBalancerDriftIsRepaired changes the ingress load balancer behind
 // ohmytalos' back (type, a service's health check, a deleted service, the
 // target, a label); plan lists each change and apply puts them back.
+//
+// This is the load balancer ohmytalos owns whole: the ingress add-on off
+// (with it on, the cloud controller owns services and targets; see
+// TestIngressLoadBalancerIsHandedOver).
 func TestLoadBalancerDriftIsRepaired(t *testing.T) {
-	w := appliedWorld(t)
+	w := newWorld(t, "../examples/seed.yaml")
+	w.Spec.Firewall.Allow = []string{"0.0.0.0/0", "::/0"}
+	off := false
+	w.Spec.Addons.Ingress.Enabled = &off
 	ctx := context.Background()
+	if _, err := w.apply(t, ctx, nil); err != nil {
+		t.Fatal(err)
+	}
 	c := w.client()
 	lbs, err := c.LoadBalancer.All(ctx)
 	if err != nil || len(lbs) != 1 {
@@ -332,6 +342,8 @@ func TestCorrectedTokenReferenceIsUsed(t *testing.T) {
 func TestLoadBalancerCreateSendsHealthChecks(t *testing.T) {
 	sp := spec.Default("demo")
 	sp.Endpoint.Mode = spec.EndpointLoadBalancer
+	off := false
+	sp.Addons.Ingress.Enabled = &off
 	for _, lb := range loadBalancerSpecs(sp, "") {
 		opts := lbCreateOpts(sp, lb, &hcloud.Network{ID: 1})
 		if len(opts.Services) != len(lb.ports) {

@@ -64,6 +64,7 @@ Checks: ` + strings.Join(checkIDs(), ", "),
 	f.StringVar(&o.RepoDir, "repo", "", "your GitOps repository (helmfile, SOPS and Cilium values checks)")
 	f.StringVar(&o.Owner, "txt-owner-id", "", "the txtOwnerId your external-dns uses")
 	f.StringVar(&in.kubeconfig, "kubeconfig", "", "without a spec: the kubeconfig to check (default: $KUBECONFIG, else ~/.kube/config)")
+	f.StringVar(&in.context, "context", "", "without a spec: the kubeconfig context to use (default: its current-context)")
 	f.StringVar(&in.talosconfig, "talosconfig", "", "without a spec: the talosconfig (default: $TALOSCONFIG, else ~/.talos/config)")
 	f.StringVar(&in.cluster, "cluster", "", "without a spec: the cluster name its Hetzner resources are labelled with (ohmytalos.io/cluster); the Hetzner token comes from HCLOUD_TOKEN")
 	return c

@@ -14,13 +14,14 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/doctor"
 	"github.com/ohmytalos/ohmytalos/internal/doctor/hcloudsource"
 	"github.com/ohmytalos/ohmytalos/internal/doctor/kubesource"
+	"github.com/ohmytalos/ohmytalos/internal/kube"
 	"github.com/ohmytalos/ohmytalos/internal/secrets"
 	"github.com/ohmytalos/ohmytalos/steps"
 )
 
 // doctorInputs are the doctor's flags for a cluster without a spec.
 type doctorInputs struct {
-	kubeconfig, talosconfig, cluster string
+	kubeconfig, context, talosconfig, cluster string
 }
 
 // doctorSource is what the checks read, however it was gathered.
@@ -75,7 +76,7 @@ func (g *globals) specLessDoctor(o steps.DoctorOptions, in doctorInputs) (*docto
 	env := &doctor.Env{ClusterName: in.cluster, Domains: o.Domains, Resolver: o.Resolver, RepoDir: o.RepoDir,
 		ExternalDNSOwner: o.Owner, Skip: map[string]string{}}
 	notes := []string{fmt.Sprintf("no spec (%s does not exist): checking what the environment and flags point at", g.config)}
-	notes = append(notes, specLessKube(env, in.kubeconfig)...)
+	notes = append(notes, specLessKube(env, in.kubeconfig, in.context)...)
 	notes = append(notes, specLessTalos(env, in.talosconfig)...)
 	token := strings.TrimSpace(os.Getenv("HCLOUD_TOKEN"))
 	notes = append(notes, specLessCloud(env, token, in.cluster)...)
@@ -103,17 +104,27 @@ func configPath(flag, variable, home string) (path, how string) {
 	return "", ""
 }
 
-func specLessKube(env *doctor.Env, flag string) []string {
+// specLessKube loads the kubeconfig as kubectl does (clientcmd): the
+// flag's file, else every file of $KUBECONFIG merged, else ~/.kube/config.
+func specLessKube(env *doctor.Env, flag, contextName string) []string {
 	path, how := configPath(flag, "KUBECONFIG", filepath.Join(".kube", "config"))
 	if path == "" {
 		return []string{"Kubernetes checks skip: no kubeconfig (pass --kubeconfig or set KUBECONFIG)"}
 	}
-	ks, err := kubesource.Load(path, "")
+	k := kube.Kubeconfig{Path: flag, Context: contextName}
+	if how == "$KUBECONFIG" {
+		path = os.Getenv("KUBECONFIG") // clientcmd merges the whole list
+	}
+	ks, err := kubesource.Open(k)
 	if err != nil {
 		return []string{fmt.Sprintf("Kubernetes checks skip: kubeconfig %s (%s): %v", path, how, err)}
 	}
 	env.Kube = ks
-	return []string{fmt.Sprintf("Kubernetes: %s (%s), its current context", path, how)}
+	which := "its current context"
+	if contextName != "" {
+		which = "context " + contextName
+	}
+	return []string{fmt.Sprintf("Kubernetes: %s (%s), %s", path, how, which)}
 }
 
 func specLessTalos(env *doctor.Env, flag string) []string {

@@ -141,3 +141,43 @@ current-context: admin@z3k
 		t.Errorf("provider-id = %+v, want an error reaching the API from $KUBECONFIG", c)
 	}
 }
+
+// A $KUBECONFIG list is merged as kubectl merges it (the first file names
+// the current context, the second defines it), and --context picks
+// another context.
+func TestDoctorWithoutASpecMergesKUBECONFIGList(t *testing.T) {
+	dir := noSpecDir(t)
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	os.WriteFile(a, []byte("apiVersion: v1\nkind: Config\ncurrent-context: admin@z3k\n"), 0o600)
+	os.WriteFile(b, []byte(`apiVersion: v1
+kind: Config
+clusters:
+- name: z3k
+  cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}
+users:
+- name: admin@z3k
+  user: {token: kube-token}
+contexts:
+- name: admin@z3k
+  context: {cluster: z3k, user: admin@z3k}
+- name: other
+  context: {cluster: z3k, user: admin@z3k}
+`), 0o600)
+	list := a + string(os.PathListSeparator) + b
+	t.Setenv("KUBECONFIG", list)
+	rep, _ := doctorJSON(t, "--check", "provider-id")
+	if !strings.Contains(strings.Join(rep.Notes, "\n"), "Kubernetes: "+list+" ($KUBECONFIG), its current context") {
+		t.Errorf("notes = %v", rep.Notes)
+	}
+	if c := check(rep, "provider-id"); c.Status != doctor.StatusError {
+		t.Errorf("provider-id = %+v, want an error reaching the API the merged list names", c)
+	}
+	rep, _ = doctorJSON(t, "--check", "provider-id", "--context", "other")
+	if !strings.Contains(strings.Join(rep.Notes, "\n"), "($KUBECONFIG), context other") {
+		t.Errorf("notes with --context = %v", rep.Notes)
+	}
+	rep, _ = doctorJSON(t, "--check", "provider-id", "--context", "nope")
+	if !strings.Contains(strings.Join(rep.Notes, "\n"), `no context "nope"`) {
+		t.Errorf("notes with an unknown --context = %v", rep.Notes)
+	}
+}

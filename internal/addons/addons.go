@@ -39,6 +39,10 @@ type Inputs struct {
 	// CSI driver labels the volumes it creates with it, so destroy tells
 	// this cluster's volumes from those of another of the same name.
 	ClusterID string
+	// IngressLBIPv6 is the ingress load balancer's public IPv6 ("" while
+	// it does not exist or has none): Traefik serves IPv6 only with it
+	// (IngressIPv6).
+	IngressLBIPv6 string
 }
 
 // Workload is a Deployment or DaemonSet whose readiness means the add-on

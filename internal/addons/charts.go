@@ -131,7 +131,7 @@ func ChartRef(sp *spec.Spec, name string) (charts.Ref, error) {
 	}
 	a, ok := specAddon(sp, c.Key)
 	if !ok {
-		return c.Ref, nil // the ingress add-on's spec key is not there yet
+		return c.Ref, nil
 	}
 	v, ok := a.ChartVersionOf(c.Key)
 	if !ok {
@@ -181,6 +181,12 @@ func specAddon(sp *spec.Spec, key string) (spec.Addon, bool) {
 		return a.Longhorn, true
 	case "metricsServer":
 		return a.MetricsServer, true
+	case "ingress":
+		ad := a.Ingress
+		if ad.Version == "" {
+			ad.Version = spec.DefaultIngressVersion
+		}
+		return ad, true
 	}
 	return spec.Addon{}, false
 }

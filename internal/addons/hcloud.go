@@ -65,6 +65,11 @@ func hcloudCCM(sp *spec.Spec) Addon {
 				// hostNetwork: it runs before any CNI, on KubePrism.
 				"hostNetwork":       true,
 				"priorityClassName": "system-cluster-critical",
+				// On the control planes (as ferrous-systems/terraform-hcloud-rke2
+				// pins it): on a worker, losing that worker leaves the cluster
+				// without its cloud controller, so its Node is never deleted
+				// until the pod is evicted (five minutes of unreachable).
+				"nodeSelector": labelMap("node-role.kubernetes.io/control-plane", ""),
 				"securityContext": m{"runAsNonRoot": true, "runAsUser": 65532, "runAsGroup": 65532,
 					"seccompProfile": m{"type": "RuntimeDefault"}},
 				"tolerations": l{

@@ -188,8 +188,11 @@ func TestMetricsServerValues(t *testing.T) {
 }
 
 func TestTraefikValues(t *testing.T) {
-	sp := testSpec(t, storagePools)
-	vs := TraefikValues(sp, Inputs{})
+	sp := testSpec(t, func(s *spec.Spec) {
+		storagePools(s)
+		s.Domains = []string{"example.com"}
+	})
+	vs := TraefikValues(sp, Inputs{IngressLBIPv6: "2001:db8::1"})
 	wantValue(t, vs, "deployment.kind", "Deployment")
 	wantValue(t, vs, "deployment.replicas", 2)
 	wantValue(t, vs, "service.spec.type", "LoadBalancer")
@@ -198,22 +201,24 @@ func TestTraefikValues(t *testing.T) {
 		"load-balancer.hetzner.cloud/location":       "nbg1",
 		"load-balancer.hetzner.cloud/type":           "lb11",
 		"load-balancer.hetzner.cloud/use-private-ip": "true",
+		"load-balancer.hetzner.cloud/ipv6-disabled":  "false",
 	})
 	wantValue(t, vs, "service.spec.ipFamilyPolicy", "PreferDualStack")
+	wantValue(t, vs, "service.spec.ipFamilies", []string{"IPv4", "IPv6"})
 
+	// Without the load balancer's IPv6 (or without domains) the ingress is
+	// IPv4 only: no AAAA record can point where nothing listens.
 	v4 := TraefikValues(testSpec(t, func(s *spec.Spec) {
 		storagePools(s)
-		s.PublicNetwork = &spec.PublicNetwork{IPv4: true}
 		s.LoadBalancer = spec.LoadBalancer{Type: "lb21", Location: "fsn1"}
-	}), Inputs{})
+	}), Inputs{IngressLBIPv6: "2001:db8::1"})
 	ann, _ := valueAt(v4, "service.annotations")
 	m := ann.Value.(map[string]any)
 	if m["load-balancer.hetzner.cloud/ipv6-disabled"] != "true" || m["load-balancer.hetzner.cloud/location"] != "fsn1" || m["load-balancer.hetzner.cloud/type"] != "lb21" {
 		t.Errorf("IPv4-only annotations = %v", m)
 	}
-	if _, ok := valueAt(v4, "service.spec.ipFamilyPolicy"); ok {
-		t.Error("no IP family policy without IPv6")
-	}
+	wantValue(t, v4, "service.spec.ipFamilyPolicy", "SingleStack")
+	wantValue(t, v4, "service.spec.ipFamilies", []string{"IPv4"})
 }
 
 func TestChartsPins(t *testing.T) {

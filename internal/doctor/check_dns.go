@@ -37,6 +37,9 @@ func checkDNSIPv6(ctx context.Context, env *Env) Result {
 		v4 := addrsOf(a)
 		v6 := addrsOf(aaaa)
 		evidence = append(evidence, fmt.Sprintf("%s: A %s, AAAA %s", d, orNone(v4), orNone(v6)))
+		if len(v6) > 0 && env.IngressIPv6 != nil && !*env.IngressIPv6 {
+			evidence = append(evidence, fmt.Sprintf("%s: has an AAAA record, yet ohmytalos set the ingress up for IPv4 only (plan lists no AAAA record)", d))
+		}
 		for _, ip := range v6 {
 			for _, port := range []string{"80", "443"} {
 				addr := net.JoinHostPort(ip, port)

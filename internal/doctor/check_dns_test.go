@@ -120,6 +120,22 @@ func TestDNSIPv6Listeners(t *testing.T) {
 	expect(t, checkDNSIPv6(context.Background(), env), StatusFail, "app.example.com: nothing accepts connections on [::1]:443", "Let's Encrypt tries IPv6 first", "remove the AAAA records")
 }
 
+// An AAAA record where ohmytalos planned none is named; whether it fails
+// is still the probe's call.
+func TestDNSIPv6AgainstTheIngressPlan(t *testing.T) {
+	l80, l443 := listenV6(t), listenV6(t)
+	f := startDNS(t, map[string][]string{"app.example.com A": {"203.0.113.10"}, "app.example.com AAAA": {"::1"}})
+	v4only := false
+	env := &Env{Domains: []string{"app.example.com"}, Resolver: f.addr, IngressIPv6: &v4only,
+		Dialer: portDialer(map[string]string{"80": portOf(l80), "443": portOf(l443)})}
+	expect(t, checkDNSIPv6(context.Background(), env), StatusPass, "app.example.com: has an AAAA record, yet ohmytalos set the ingress up for IPv4 only")
+	v6 := true
+	env.IngressIPv6 = &v6
+	if r := checkDNSIPv6(context.Background(), env); strings.Contains(strings.Join(r.Evidence, "\n"), "IPv4 only") {
+		t.Errorf("an ingress with IPv6 is named IPv4 only: %v", r.Evidence)
+	}
+}
+
 func TestDNSUnreachableResolver(t *testing.T) {
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/netip"
@@ -16,43 +15,37 @@ import (
 	"syscall"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/rest"
+
 	"github.com/ohmytalos/ohmytalos/internal/kube"
 )
 
 // kubeProbeTimeout bounds each server's dial, handshake and /version call.
 const kubeProbeTimeout = 8 * time.Second
 
-// kubeProbe is one context's server and the credentials to call it with.
+// kubeProbe is one context's server and client-go's configuration for
+// it (client certificates, tokens, exec and auth-provider plugins).
 type kubeProbe struct {
-	context, server, serverName string
-	current                     bool
-	ca                          *x509.CertPool
-	cert                        *tls.Certificate
-	token                       string
+	context, server string
+	current         bool
+	rest            *rest.Config
 }
 
 // probes resolves every context of a kubeconfig, the current one first,
-// through the product's one kubeconfig reader (internal/kube).
+// through the product's one kubeconfig reader (internal/kube, clientcmd).
 func probes(data []byte) ([]kubeProbe, error) {
-	names, current, err := kube.Contexts(data)
+	ctxs, err := kube.Kubeconfig{Data: data}.Contexts()
 	if err != nil {
-		return nil, fmt.Errorf("the kubeconfig does not parse: %w", err)
+		return nil, fmt.Errorf("the kubeconfig does not load: %w", err)
 	}
-	if len(names) == 0 {
+	if len(ctxs) == 0 {
 		return nil, errors.New("the kubeconfig has no context")
 	}
-	out := make([]kubeProbe, 0, len(names))
-	for _, name := range names {
-		ep, err := kube.ParseKubeconfig(data, name, "")
-		if err != nil {
-			return nil, err
-		}
-		p := kubeProbe{context: name, current: name == current, server: ep.Server,
-			serverName: ep.TLS.ServerName, ca: ep.TLS.RootCAs, token: ep.Token}
-		if len(ep.TLS.Certificates) > 0 {
-			p.cert = &ep.TLS.Certificates[0]
-		}
-		out = append(out, p)
+	out := make([]kubeProbe, 0, len(ctxs))
+	for _, c := range ctxs {
+		out = append(out, kubeProbe{context: c.Name, current: c.Current, server: c.Server, rest: c.REST})
 	}
 	return out, nil
 }
@@ -132,55 +125,46 @@ func probeKube(ctx context.Context, env *Env, p kubeProbe) (string, *kubeFailure
 		return "", dialFailure(host, port, err)
 	}
 	defer conn.Close()
-	name := p.serverName
-	if name == "" {
-		name = host
+	cfg, err := rest.TLSConfigFor(p.rest)
+	if err != nil {
+		return "", &kubeFailure{"the kubeconfig's TLS settings do not load: " + err.Error(), "fetch the kubeconfig again: ohmytalos apply --only bootstrap"}
 	}
-	cfg := &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: p.ca, ServerName: name}
-	if p.cert != nil {
-		cfg.Certificates = []tls.Certificate{*p.cert}
+	if cfg == nil {
+		cfg = &tls.Config{MinVersion: tls.VersionTLS12}
+	}
+	if cfg.ServerName == "" {
+		cfg.ServerName = host
 	}
 	tc := tls.Client(conn, cfg)
 	if err := tc.HandshakeContext(ctx); err != nil {
 		return "", tlsFailure(host, err)
 	}
-	return versionCall(ctx, tc, u, p.token)
+	return versionCall(ctx, env, p.rest)
 }
 
-// versionCall sends GET /version over the verified connection.
-func versionCall(ctx context.Context, tc *tls.Conn, u *url.URL, token string) (string, *kubeFailure) {
-	used := false
-	client := &http.Client{Transport: &http.Transport{
-		DialTLSContext: func(context.Context, string, string) (net.Conn, error) {
-			if used {
-				return nil, errors.New("connection already used")
-			}
-			used = true
-			return tc, nil
-		},
-	}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(u.String(), "/")+"/version", nil)
+// versionCall sends GET /version with client-go on the kubeconfig's
+// credentials (plugins run as kubectl runs them), over the doctor's dialer.
+func versionCall(ctx context.Context, env *Env, rc *rest.Config) (string, *kubeFailure) {
+	cfg := rest.CopyConfig(rc)
+	cfg.Dial = env.dial
+	cfg.Timeout = kubeProbeTimeout
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
 	if err != nil {
-		return "", &kubeFailure{err.Error(), "fetch the kubeconfig again: ohmytalos apply --only bootstrap"}
+		return "", &kubeFailure{"the kubeconfig's credentials do not load: " + err.Error(), "fetch the kubeconfig again: ohmytalos apply --only bootstrap"}
 	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return "", &kubeFailure{"the TLS handshake worked but /version failed: " + err.Error(),
-			"check that kube-apiserver runs on the control planes: ohmytalos doctor --check etcd, or talosctl service kube-apiserver"}
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	switch resp.StatusCode {
-	case http.StatusOK:
-	case http.StatusUnauthorized:
+	body, err := dc.RESTClient().Get().AbsPath("/version").Do(ctx).Raw()
+	var st apierrors.APIStatus
+	switch {
+	case apierrors.IsUnauthorized(err):
 		return "", &kubeFailure{"the API server rejected the kubeconfig's credentials (401): the client certificate is not from this cluster's CA, or it expired",
 			"fetch a fresh kubeconfig: ohmytalos apply --only bootstrap (or talosctl kubeconfig)"}
-	default:
-		return "", &kubeFailure{fmt.Sprintf("/version answered %s", resp.Status),
+	case errors.As(err, &st):
+		return "", &kubeFailure{fmt.Sprintf("/version answered %d %s", st.Status().Code, http.StatusText(int(st.Status().Code))),
 			"check the API server: talosctl service kube-apiserver; ohmytalos doctor --check etcd"}
+	case err != nil:
+		return "", &kubeFailure{"the TLS handshake worked but /version failed: " + err.Error(),
+			"check that kube-apiserver runs on the control planes (ohmytalos doctor --check etcd, or talosctl service kube-apiserver); " +
+				"with an exec or auth-provider plugin, check that the plugin runs here"}
 	}
 	var v struct {
 		GitVersion string `json:"gitVersion"`

@@ -14,6 +14,7 @@ func Checks() []Check {
 		{ID: "egress", Title: "every node has a default route (via the network gateway without a public IPv4)", Timeout: 20 * time.Second, Run: checkEgress},
 		{ID: "mtu", Title: "MTUs fit Hetzner's private network (1450)", Timeout: 20 * time.Second, Run: checkMTU},
 		{ID: "lb-targets", Title: "load balancers have healthy targets", Timeout: 30 * time.Second, Run: checkLBTargets},
+		{ID: "lb-owners", Title: "each load balancer's services and targets have one owner", Timeout: 30 * time.Second, Run: checkLBOwners},
 		{ID: "lb-pending", Title: "LoadBalancer Services have an address", Timeout: 20 * time.Second, Run: checkLBPending},
 		{ID: "api-budget", Title: "the Hetzner API's hourly request budget is not running out", Timeout: 20 * time.Second, Run: checkAPIBudget},
 		{ID: "images", Title: "Talos snapshots exist for every pool", Timeout: 30 * time.Second, Run: checkImages},

@@ -88,7 +88,7 @@ func TestRunAllOnEmptyEnvSkips(t *testing.T) {
 }
 
 func TestChecksRegistry(t *testing.T) {
-	want := []string{"talos-endpoints", "vip-link", "vip-claimed", "etcd", "version-skew", "egress", "mtu", "lb-targets", "lb-pending", "api-budget", "images", "kubeconfig-reachable", "provider-id", "nodes-ready", "image-pulls", "addons",
+	want := []string{"talos-endpoints", "vip-link", "vip-claimed", "etcd", "version-skew", "egress", "mtu", "lb-targets", "lb-owners", "lb-pending", "api-budget", "images", "kubeconfig-reachable", "provider-id", "nodes-ready", "image-pulls", "addons",
 		"cilium-talos", "metadata-policy", "dns-ipv6", "external-dns-owner", "helmfile-v1", "sops-rules"}
 	got := Checks()
 	if len(got) != len(want) {

@@ -146,6 +146,18 @@ type Env struct {
 	// Skip names checks that cannot run with the sources at hand (e.g. no
 	// spec to compare against), with the reason: they skip without running.
 	Skip map[string]string
+	// IngressIPv6 says whether ohmytalos set the ingress up to serve
+	// IPv6 (addons.IngressIPv6: the plan lists AAAA records exactly then);
+	// nil when unknown. dns-ipv6 names an AAAA record published anyway.
+	IngressIPv6 *bool
+	// HandedOver maps a load balancer's name to the Service (NAMESPACE/NAME)
+	// ohmytalos handed its services and targets to (the ingress add-on);
+	// a load balancer ohmytalos labels, not listed here, has its services
+	// and targets reconciled by ohmytalos.
+	HandedOver map[string]string
+	// OwnerReadGap is how long lb-owners waits between its two reads of
+	// the load balancers; 0 means DefaultOwnerReadGap.
+	OwnerReadGap time.Duration
 	// Dialer opens the TCP connections of listener probes; nil means net.Dialer.
 	Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
 }
@@ -219,6 +231,21 @@ type LoadBalancer struct {
 	Labels map[string]string
 	// Targets are its configured targets.
 	Targets []LBTarget
+	// Services are its services (listeners), in the API's order.
+	Services []LBListener
+}
+
+// LBListener is one service of a load balancer, reduced to what tells
+// one owner's configuration from another's.
+type LBListener struct {
+	// Protocol is "tcp", "http" or "https".
+	Protocol string
+	// ListenPort and DestinationPort are the service's ports.
+	ListenPort, DestinationPort int
+	// HealthPort is the health check's port.
+	HealthPort int
+	// Proxyprotocol is the service's PROXY protocol switch.
+	Proxyprotocol bool
 }
 
 // LBTarget is one configured load balancer target.

@@ -1,21 +1,29 @@
-// Package kube is a small Kubernetes API client over net/http, without
-// client-go: a kubeconfig parser, discovery-based REST mapping, server-side
-// apply, get, list by label selector and delete, with typed errors.
+// Package kube is the product's one way to Kubernetes: a thin layer over
+// client-go. Kubeconfigs load with clientcmd (exec and auth-provider
+// plugins, contexts, $KUBECONFIG lists, proxy-url); unstructured objects
+// go through the dynamic client, mapped to their resources by discovery,
+// and are applied server-side; drains use kubectl's drain library. Errors
+// carry the operator's words (StatusError, IsRetryable).
 package kube
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
-	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 )
 
 // FieldManager is the server-side apply field manager of every object
@@ -28,87 +36,61 @@ const ApplyPatchType = "application/apply-patch+yaml"
 // Object is one Kubernetes object as a JSON tree.
 type Object = map[string]any
 
-// Client talks to one API server.
+// Client talks to one API server through client-go.
 type Client struct {
-	server string
-	token  string
-	http   *http.Client
+	cfg   *rest.Config
+	typed kubernetes.Interface
+	dyn   dynamic.Interface
 
-	mu        sync.Mutex
-	discovery map[string]map[string]resourceInfo // apiVersion -> kind -> resource
-}
-
-// resourceInfo is a kind's REST resource.
-type resourceInfo struct {
-	Name       string `json:"name"`
-	Kind       string `json:"kind"`
-	Namespaced bool   `json:"namespaced"`
+	mu sync.Mutex
+	// discovery caches each apiVersion's resources by kind.
+	discovery map[string]map[string]metav1.APIResource
 }
 
 // New builds a client from kubeconfig bytes (the current context).
 func New(kubeconfig []byte) (*Client, error) {
-	ep, err := ParseKubeconfig(kubeconfig, "", "")
+	return Load(Kubeconfig{Data: kubeconfig})
+}
+
+// Load builds a client from a kubeconfig source and context.
+func Load(k Kubeconfig) (*Client, error) {
+	cfg, err := k.RESTConfig()
 	if err != nil {
 		return nil, err
 	}
-	return NewForEndpoint(ep), nil
+	return NewForConfig(cfg)
 }
 
-// NewForEndpoint builds a client for a parsed endpoint.
-func NewForEndpoint(ep Endpoint) *Client {
-	tr := &http.Transport{TLSClientConfig: ep.TLS, Proxy: http.ProxyFromEnvironment, TLSHandshakeTimeout: 10 * time.Second}
-	return &Client{server: ep.Server, token: ep.Token, http: &http.Client{Transport: tr, Timeout: 60 * time.Second}}
+// NewForConfig builds a client from client-go's configuration.
+func NewForConfig(cfg *rest.Config) (*Client, error) {
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		// The key's content never goes into the message (client-go's does
+		// not quote it either).
+		return nil, fmt.Errorf("kubeconfig credentials for %s: %w", cfg.Host, err)
+	}
+	typed, err := kubernetes.NewForConfigAndClient(cfg, hc)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client for %s: %w", cfg.Host, err)
+	}
+	dyn, err := dynamic.NewForConfigAndClient(cfg, hc)
+	if err != nil {
+		return nil, fmt.Errorf("kubernetes client for %s: %w", cfg.Host, err)
+	}
+	return &Client{cfg: cfg, typed: typed, dyn: dyn}, nil
 }
 
 // Server is the API server URL the client talks to.
-func (c *Client) Server() string { return c.server }
+func (c *Client) Server() string { return strings.TrimRight(c.cfg.Host, "/") }
 
-// do sends one request and decodes a 2xx JSON answer into out (when non-nil).
-func (c *Client) do(ctx context.Context, method, path, contentType string, body []byte, out any) error {
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, c.server+path, rd)
-	if err != nil {
-		return fmt.Errorf("kubernetes API %s %s: %w", method, path, err)
-	}
-	req.Header.Set("Accept", "application/json")
-	if contentType != "" {
-		req.Header.Set("Content-Type", contentType)
-	}
-	if c.token != "" {
-		req.Header.Set("Authorization", "Bearer "+c.token)
-	}
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("kubernetes API %s %s: %w", method, path, err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
-	if err != nil {
-		return fmt.Errorf("kubernetes API %s %s: read response: %w", method, path, err)
-	}
-	if resp.StatusCode/100 != 2 {
-		var st struct {
-			Reason  string `json:"reason"`
-			Message string `json:"message"`
-		}
-		_ = json.Unmarshal(data, &st)
-		se := &StatusError{Method: method, Path: path, Code: resp.StatusCode, Reason: st.Reason, Message: st.Message}
-		if s, err := strconv.Atoi(resp.Header.Get("Retry-After")); err == nil {
-			se.RetryAfter = time.Duration(s) * time.Second
-		}
-		return se
-	}
-	if out == nil {
-		return nil
-	}
-	if err := json.Unmarshal(data, out); err != nil {
-		return fmt.Errorf("kubernetes API %s %s: decode response: %w", method, path, err)
-	}
-	return nil
-}
+// Typed is client-go's typed clientset on the same connection.
+func (c *Client) Typed() kubernetes.Interface { return c.typed }
+
+// Dynamic is client-go's dynamic client on the same connection.
+func (c *Client) Dynamic() dynamic.Interface { return c.dyn }
+
+// RESTConfig is a copy of the client's configuration.
+func (c *Client) RESTConfig() *rest.Config { return rest.CopyConfig(c.cfg) }
 
 // gvPath is the API root of an apiVersion: /api/v1 or /apis/GROUP/VERSION.
 func gvPath(apiVersion string) string {
@@ -118,43 +100,44 @@ func gvPath(apiVersion string) string {
 	return "/apis/" + apiVersion
 }
 
-// resource maps a kind to its REST resource through discovery, cached per
-// apiVersion; a kind missing from the cache triggers one fresh discovery
-// (a CRD applied moments ago).
-func (c *Client) resource(ctx context.Context, apiVersion, kind string) (resourceInfo, error) {
+// resource maps a kind to its REST resource through discovery of its
+// apiVersion (one GET), cached; a kind missing from the cache triggers one
+// fresh discovery (a CRD applied moments ago).
+func (c *Client) resource(ctx context.Context, apiVersion, kind string) (metav1.APIResource, error) {
 	c.mu.Lock()
 	r, ok := c.discovery[apiVersion][kind]
 	c.mu.Unlock()
 	if ok {
 		return r, nil
 	}
-	var list struct {
-		Resources []resourceInfo `json:"resources"`
-	}
-	err := c.do(ctx, http.MethodGet, gvPath(apiVersion), "", nil, &list)
-	var se *StatusError
-	if errors.As(err, &se) && se.Code == http.StatusNotFound && apiVersion != "v1" {
-		return resourceInfo{}, fmt.Errorf("apiVersion %s is not served by %s (its CRD may not be installed yet): %w", apiVersion, c.server, ErrNoKind)
+	path := gvPath(apiVersion)
+	raw, err := c.typed.Discovery().RESTClient().Get().AbsPath(path).Do(ctx).Raw()
+	if apierrors.IsNotFound(err) && apiVersion != "v1" {
+		return metav1.APIResource{}, fmt.Errorf("apiVersion %s is not served by %s (its CRD may not be installed yet): %w", apiVersion, c.Server(), ErrNoKind)
 	}
 	if err != nil {
 		// Every API server serves core v1: a 404 there is not Kubernetes.
-		return resourceInfo{}, fmt.Errorf("API discovery: %w", err)
+		return metav1.APIResource{}, fmt.Errorf("API discovery: %w", wrap(http.MethodGet, path, err))
 	}
-	kinds := map[string]resourceInfo{}
-	for _, r := range list.Resources {
+	var list metav1.APIResourceList
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return metav1.APIResource{}, fmt.Errorf("API discovery %s: decode response: %w", path, err)
+	}
+	kinds := map[string]metav1.APIResource{}
+	for _, r := range list.APIResources {
 		if !strings.Contains(r.Name, "/") {
 			kinds[r.Kind] = r
 		}
 	}
 	c.mu.Lock()
 	if c.discovery == nil {
-		c.discovery = map[string]map[string]resourceInfo{}
+		c.discovery = map[string]map[string]metav1.APIResource{}
 	}
 	c.discovery[apiVersion] = kinds
 	c.mu.Unlock()
 	r, ok = kinds[kind]
 	if !ok {
-		return resourceInfo{}, fmt.Errorf("kind %s is not served in %s (its CRD may not be installed yet): %w", kind, apiVersion, ErrNoKind)
+		return metav1.APIResource{}, fmt.Errorf("kind %s is not served in %s (its CRD may not be installed yet): %w", kind, apiVersion, ErrNoKind)
 	}
 	return r, nil
 }
@@ -170,35 +153,56 @@ func (c *Client) Served(ctx context.Context, apiVersion, kind string) (bool, err
 	return err == nil, err
 }
 
-// path is the REST path of an object (name != "") or a collection.
-func (c *Client) path(ctx context.Context, apiVersion, kind, namespace, name string) (string, error) {
+// target is one object's (or collection's) dynamic client and REST path.
+type target struct {
+	ri   dynamic.ResourceInterface
+	path string // for the operator's messages: /apis/apps/v1/namespaces/kube-system/daemonsets/cilium
+}
+
+// Mapping is the RESTMapping of a kind, from discovery.
+func (c *Client) Mapping(ctx context.Context, apiVersion, kind string) (*meta.RESTMapping, error) {
+	gv, err := schema.ParseGroupVersion(apiVersion)
+	if err != nil {
+		return nil, fmt.Errorf("apiVersion %q: %w", apiVersion, err)
+	}
 	r, err := c.resource(ctx, apiVersion, kind)
 	if err != nil {
-		return "", err
+		return nil, err
+	}
+	scope := meta.RESTScopeRoot
+	if r.Namespaced {
+		scope = meta.RESTScopeNamespace
+	}
+	return &meta.RESTMapping{Resource: gv.WithResource(r.Name), GroupVersionKind: gv.WithKind(kind), Scope: scope}, nil
+}
+
+// target resolves an object (name != "") or a collection.
+func (c *Client) target(ctx context.Context, apiVersion, kind, namespace, name string) (target, error) {
+	m, err := c.Mapping(ctx, apiVersion, kind)
+	if err != nil {
+		return target{}, err
 	}
 	p := gvPath(apiVersion)
-	if r.Namespaced {
+	var ri dynamic.ResourceInterface = c.dyn.Resource(m.Resource)
+	if m.Scope.Name() == meta.RESTScopeNameNamespace {
 		if namespace == "" && name != "" {
-			return "", fmt.Errorf("%s %s is namespaced: the object needs metadata.namespace", kind, name)
+			return target{}, fmt.Errorf("%s %s is namespaced: the object needs metadata.namespace", kind, name)
 		}
 		if namespace != "" {
+			ri = c.dyn.Resource(m.Resource).Namespace(namespace)
 			p += "/namespaces/" + url.PathEscape(namespace)
 		}
 	}
-	p += "/" + r.Name
+	p += "/" + m.Resource.Resource
 	if name != "" {
 		p += "/" + url.PathEscape(name)
 	}
-	return p, nil
+	return target{ri: ri, path: p}, nil
 }
 
 func objectMeta(obj Object) (apiVersion, kind, namespace, name string) {
-	apiVersion, _ = obj["apiVersion"].(string)
-	kind, _ = obj["kind"].(string)
-	md, _ := obj["metadata"].(map[string]any)
-	namespace, _ = md["namespace"].(string)
-	name, _ = md["name"].(string)
-	return
+	u := unstructured.Unstructured{Object: obj}
+	return u.GetAPIVersion(), u.GetKind(), u.GetNamespace(), u.GetName()
 }
 
 // Apply creates or updates obj by server-side apply, as field manager
@@ -207,86 +211,69 @@ func objectMeta(obj Object) (apiVersion, kind, namespace, name string) {
 func (c *Client) Apply(ctx context.Context, obj Object) (Object, error) {
 	apiVersion, kind, ns, name := objectMeta(obj)
 	if apiVersion == "" || kind == "" || name == "" {
-		return nil, fmt.Errorf("apply: object lacks apiVersion, kind or metadata.name")
+		return nil, errors.New("apply: object lacks apiVersion, kind or metadata.name")
 	}
-	p, err := c.path(ctx, apiVersion, kind, ns, name)
+	t, err := c.target(ctx, apiVersion, kind, ns, name)
 	if err != nil {
 		return nil, err
 	}
-	body, err := json.Marshal(obj)
+	out, err := t.ri.Apply(ctx, name, &unstructured.Unstructured{Object: obj}, metav1.ApplyOptions{FieldManager: FieldManager, Force: true})
 	if err != nil {
-		return nil, fmt.Errorf("apply %s %s: %w", kind, name, err)
+		return nil, wrap(http.MethodPatch, t.path, err)
 	}
-	q := url.Values{"fieldManager": {FieldManager}, "force": {"true"}}
-	var out Object
-	if err := c.do(ctx, http.MethodPatch, p+"?"+q.Encode(), ApplyPatchType, body, &out); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return out.Object, nil
 }
 
 // Get reads one object.
 func (c *Client) Get(ctx context.Context, apiVersion, kind, namespace, name string) (Object, error) {
-	p, err := c.path(ctx, apiVersion, kind, namespace, name)
+	t, err := c.target(ctx, apiVersion, kind, namespace, name)
 	if err != nil {
 		return nil, err
 	}
-	var out Object
-	if err := c.do(ctx, http.MethodGet, p, "", nil, &out); err != nil {
-		return nil, err
+	out, err := t.ri.Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return nil, wrap(http.MethodGet, t.path, err)
 	}
-	return out, nil
+	return out.Object, nil
 }
 
 // List returns every object of a kind in namespace (all namespaces when
 // empty) matching the label selector, following pagination.
 func (c *Client) List(ctx context.Context, apiVersion, kind, namespace, selector string) ([]Object, error) {
-	p, err := c.path(ctx, apiVersion, kind, namespace, "")
+	t, err := c.target(ctx, apiVersion, kind, namespace, "")
 	if err != nil {
 		return nil, err
 	}
 	var out []Object
-	cont := ""
+	opts := metav1.ListOptions{LabelSelector: selector, Limit: 500}
 	for {
-		q := url.Values{"limit": {"500"}}
-		if selector != "" {
-			q.Set("labelSelector", selector)
-		}
-		if cont != "" {
-			q.Set("continue", cont)
-		}
-		var page struct {
-			Metadata struct {
-				Continue string `json:"continue"`
-			} `json:"metadata"`
-			Items []Object `json:"items"`
-		}
-		if err := c.do(ctx, http.MethodGet, p+"?"+q.Encode(), "", nil, &page); err != nil {
-			return nil, err
+		page, err := t.ri.List(ctx, opts)
+		if err != nil {
+			return nil, wrap(http.MethodGet, t.path, err)
 		}
 		for _, it := range page.Items {
-			// List items omit apiVersion and kind; put them back.
-			it["apiVersion"], it["kind"] = apiVersion, kind
-			out = append(out, it)
+			// List items may omit apiVersion and kind; put them back.
+			it.Object["apiVersion"], it.Object["kind"] = apiVersion, kind
+			out = append(out, it.Object)
 		}
-		if page.Metadata.Continue == "" {
+		if page.GetContinue() == "" {
 			return out, nil
 		}
-		cont = page.Metadata.Continue
+		opts.Continue = page.GetContinue()
 	}
 }
 
 // Delete removes one object (background propagation); an object already
 // gone counts as deleted.
 func (c *Client) Delete(ctx context.Context, apiVersion, kind, namespace, name string) error {
-	p, err := c.path(ctx, apiVersion, kind, namespace, name)
+	t, err := c.target(ctx, apiVersion, kind, namespace, name)
 	if err != nil {
 		return err
 	}
-	err = c.do(ctx, http.MethodDelete, p+"?propagationPolicy=Background", "", nil, nil)
-	var se *StatusError
-	if errors.As(err, &se) && se.Code == http.StatusNotFound {
+	bg := metav1.DeletePropagationBackground
+	err = t.ri.Delete(ctx, name, metav1.DeleteOptions{PropagationPolicy: &bg})
+	if apierrors.IsNotFound(err) {
 		return nil
 	}
-	return err
+	return wrap(http.MethodDelete, t.path, err)
 }

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"k8s.io/client-go/rest"
 )
 
 // apiServer is a minimal API server for the client's requests: discovery
@@ -37,10 +39,16 @@ func (s *apiServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if code, ok := s.status[r.URL.Path]; ok {
+		st := map[string]any{"kind": "Status", "apiVersion": "v1", "status": "Failure", "reason": http.StatusText(code), "message": "forced", "code": code}
 		if code == 429 {
-			w.Header().Set("Retry-After", "3")
+			// kube-apiserver's 429 carries the delay in the Status details
+			// (apierrors.NewTooManyRequests). Its Retry-After header would
+			// make client-go retry by itself; left out to keep the test fast.
+			st["details"] = map[string]any{"retryAfterSeconds": 3}
 		}
-		writeStatus(w, code, http.StatusText(code), "forced")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(code)
+		_ = json.NewEncoder(w).Encode(st)
 		return
 	}
 	switch r.URL.Path {
@@ -102,7 +110,9 @@ func (s *apiServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				_, _ = fmt.Sscan(c, &start)
 			}
 			end := min(start+2, len(items))
-			page := map[string]any{"items": items[start:end], "metadata": map[string]any{}}
+			// A list answer names its kind, as kube-apiserver's does.
+			kind := map[string]string{"secrets": "SecretList", "nodes": "NodeList", "daemonsets": "DaemonSetList"}[res]
+			page := map[string]any{"kind": kind, "apiVersion": "v1", "items": items[start:end], "metadata": map[string]any{}}
 			if end < len(items) {
 				page["metadata"] = map[string]any{"continue": fmt.Sprint(end)}
 			}
@@ -144,11 +154,30 @@ func writeStatus(w http.ResponseWriter, code int, reason, msg string) {
 
 func newTestClient(t *testing.T) (*Client, *apiServer) {
 	t.Helper()
+	c, api, _ := newTestClientToken(t, "tok")
+	return c, api
+}
+
+// newTestClientToken serves the fake and returns a client whose user
+// sends token, and the kubeconfig.
+func newTestClientToken(t *testing.T, token string) (*Client, *apiServer, string) {
+	t.Helper()
 	api := &apiServer{t: t, objects: map[string]map[string]any{}, status: map[string]int{}}
 	srv := httptest.NewTLSServer(api)
 	t.Cleanup(srv.Close)
+	kc := testKubeconfig(srv, "    token: "+token+"\n")
+	c, err := New([]byte(kc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, api, kc
+}
+
+// testKubeconfig names srv (its CA inline) with a user whose body is
+// user (indented YAML lines).
+func testKubeconfig(srv *httptest.Server, user string) string {
 	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
-	kc := fmt.Sprintf(`apiVersion: v1
+	return fmt.Sprintf(`apiVersion: v1
 kind: Config
 current-context: admin@demo
 clusters:
@@ -159,16 +188,10 @@ clusters:
 users:
 - name: admin@demo
   user:
-    token: tok
-contexts:
+%scontexts:
 - name: admin@demo
   context: {cluster: demo, user: admin@demo}
-`, srv.URL, base64.StdEncoding.EncodeToString(ca))
-	c, err := New([]byte(kc))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c, api
+`, srv.URL, base64.StdEncoding.EncodeToString(ca), user)
 }
 
 func secret(name string, labels map[string]any) Object {
@@ -190,6 +213,11 @@ func TestApplyIsServerSideApply(t *testing.T) {
 		"PATCH /api/v1/namespaces/kube-system/secrets/hcloud?fieldManager=ohmytalos&force=true",
 		"GET /apis/apps/v1",
 		"PATCH /apis/apps/v1/namespaces/kube-system/daemonsets/cilium?fieldManager=ohmytalos&force=true",
+	}
+	// client-go passes the request timeout on to the server (?timeout=1m0s).
+	for i, c := range api.calls {
+		c = strings.Replace(c, "&timeout=1m0s", "", 1)
+		api.calls[i] = strings.Replace(c, "?timeout=1m0s", "", 1)
 	}
 	if got := strings.Join(api.calls, "\n"); got != strings.Join(want, "\n") {
 		t.Fatalf("requests:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
@@ -286,15 +314,17 @@ func TestRetryableTransportOnly(t *testing.T) {
 	if _, err := c.Apply(context.Background(), Object{"kind": "Secret"}); err == nil || IsRetryable(err) {
 		t.Errorf("an object without apiVersion must fail for good: %v", err)
 	}
-	down := NewForEndpoint(Endpoint{Server: "https://127.0.0.1:1"})
+	down, err := NewForConfig(&rest.Config{Host: "https://127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if _, err := down.Get(context.Background(), "v1", "Node", "", "n"); err == nil || !IsRetryable(err) {
 		t.Errorf("an unreachable API server is worth another try: %v", err)
 	}
 }
 
 func TestBadCredentials(t *testing.T) {
-	c, _ := newTestClient(t)
-	c.token = "wrong"
+	c, _, _ := newTestClientToken(t, "wrong")
 	_, err := c.Get(context.Background(), "v1", "Node", "", "n1")
 	if !errors.Is(err, ErrUnauthorized) || IsRetryable(err) || !strings.Contains(err.Error(), "fresh one") {
 		t.Fatalf("err = %v", err)

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"net/url"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 )
 
 // Sentinel errors a StatusError unwraps to, by HTTP status.
@@ -27,6 +29,26 @@ type StatusError struct {
 	Message      string
 	// RetryAfter is the server's Retry-After, when it sent one.
 	RetryAfter time.Duration
+	// api is client-go's error, for apierrors.IsNotFound and friends.
+	api error
+}
+
+// wrap turns client-go's error for METHOD PATH into a StatusError when
+// the server answered, and names the request otherwise.
+func wrap(method, path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	var st apierrors.APIStatus
+	if !errors.As(err, &st) {
+		return fmt.Errorf("kubernetes API %s %s: %w", method, path, err)
+	}
+	s := st.Status()
+	se := &StatusError{Method: method, Path: path, Code: int(s.Code), Reason: string(s.Reason), Message: s.Message, api: err}
+	if d, ok := apierrors.SuggestsClientDelay(err); ok {
+		se.RetryAfter = time.Duration(d) * time.Second
+	}
+	return se
 }
 
 func (e *StatusError) Error() string {
@@ -44,8 +66,19 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("kubernetes API %s %s: HTTP %d %s%s", e.Method, e.Path, e.Code, msg, hint)
 }
 
-// Unwrap maps the status to a sentinel error.
-func (e *StatusError) Unwrap() error {
+// Unwrap maps the status to a sentinel error, and gives client-go's.
+func (e *StatusError) Unwrap() []error {
+	var out []error
+	if s := e.sentinel(); s != nil {
+		out = append(out, s)
+	}
+	if e.api != nil {
+		out = append(out, e.api)
+	}
+	return out
+}
+
+func (e *StatusError) sentinel() error {
 	switch e.Code {
 	case http.StatusNotFound:
 		return ErrNotFound

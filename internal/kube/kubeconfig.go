@@ -1,192 +1,165 @@
 package kube
 
 import (
-	"crypto/tls"
-	"crypto/x509"
-	"encoding/base64"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
+	"net/url"
+	"sort"
+	"time"
 
-	"go.yaml.in/yaml/v3"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
-// kubeconfig mirrors the parts of clientcmd's v1 Config ohmytalos uses
-// (k8s.io/client-go/tools/clientcmd/api/v1 types.go: Config, Cluster,
-// AuthInfo, Context and their JSON names).
-type kubeconfig struct {
-	CurrentContext string `yaml:"current-context"`
-	Clusters       []struct {
-		Name    string `yaml:"name"`
-		Cluster struct {
-			Server                   string `yaml:"server"`
-			TLSServerName            string `yaml:"tls-server-name"`
-			InsecureSkipTLSVerify    bool   `yaml:"insecure-skip-tls-verify"`
-			CertificateAuthority     string `yaml:"certificate-authority"`
-			CertificateAuthorityData string `yaml:"certificate-authority-data"`
-		} `yaml:"cluster"`
-	} `yaml:"clusters"`
-	Users []struct {
-		Name string `yaml:"name"`
-		User struct {
-			ClientCertificate     string    `yaml:"client-certificate"`
-			ClientCertificateData string    `yaml:"client-certificate-data"`
-			ClientKey             string    `yaml:"client-key"`
-			ClientKeyData         string    `yaml:"client-key-data"`
-			Token                 string    `yaml:"token"`
-			TokenFile             string    `yaml:"tokenFile"`
-			Exec                  *struct{} `yaml:"exec"`
-			AuthProvider          *struct{} `yaml:"auth-provider"`
-		} `yaml:"user"`
-	} `yaml:"users"`
-	Contexts []struct {
-		Name    string `yaml:"name"`
-		Context struct {
-			Cluster string `yaml:"cluster"`
-			User    string `yaml:"user"`
-		} `yaml:"context"`
-	} `yaml:"contexts"`
+// requestTimeout bounds every API request (not the waits built on them).
+const requestTimeout = 60 * time.Second
+
+// Kubeconfig says where a kubeconfig comes from and which context to use.
+// It is loaded with client-go's clientcmd, as kubectl loads it: exec and
+// auth-provider plugins, client certificates and tokens (inline or in
+// files), tls-server-name, proxy-url, and $KUBECONFIG lists merged by
+// clientcmd's loading rules (k8s.io/client-go/tools/clientcmd/loader.go:
+// the first file to set a value wins).
+type Kubeconfig struct {
+	// Data is a kubeconfig held in memory (the one bootstrap stored). It wins
+	// over Path and the loading rules; relative file references in it resolve
+	// against the working directory.
+	Data []byte
+	// Path is an explicit kubeconfig file (--kubeconfig); relative file
+	// references resolve against its folder. Empty: $KUBECONFIG (a list),
+	// else ~/.kube/config.
+	Path string
+	// Context is the context to use; empty: the current-context.
+	Context string
 }
 
-// Endpoint is what a kubeconfig context resolves to: the API server URL,
-// the TLS settings (CA, client certificate) and an optional bearer token.
-type Endpoint struct {
-	Server string
-	TLS    *tls.Config
-	Token  string
-}
-
-// readRef returns inline base64 data, or the content of a file reference
-// resolved against baseDir.
-func readRef(data, file, baseDir, what string) ([]byte, error) {
-	if data != "" {
-		b, err := base64.StdEncoding.DecodeString(strings.TrimSpace(data))
+// load reads the raw kubeconfig: Data, or the file(s) the loading rules
+// name.
+func (k Kubeconfig) load() (*clientcmdapi.Config, error) {
+	if k.Data != nil {
+		cfg, err := clientcmd.Load(k.Data)
 		if err != nil {
-			return nil, fmt.Errorf("decode %s-data: not valid base64: %w", what, err)
+			return nil, fmt.Errorf("parse kubeconfig: %w", err)
 		}
-		return b, nil
+		return cfg, nil
 	}
-	if file == "" {
-		return nil, nil
-	}
-	if !filepath.IsAbs(file) && baseDir != "" {
-		file = filepath.Join(baseDir, file)
-	}
-	b, err := os.ReadFile(file)
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = k.Path
+	cfg, err := rules.Load()
 	if err != nil {
-		return nil, fmt.Errorf("read %s %s: %w", what, file, err)
+		return nil, fmt.Errorf("read kubeconfig: %w", err)
 	}
-	return b, nil
+	if len(cfg.Contexts) == 0 && k.Path == "" {
+		return nil, errors.New("no kubeconfig found ($KUBECONFIG and ~/.kube/config hold no context): pass --kubeconfig or set KUBECONFIG")
+	}
+	return cfg, nil
 }
 
 // Contexts lists a kubeconfig's context names, the current one first, and
 // names the current one ("" when none is set).
 func Contexts(data []byte) (names []string, current string, err error) {
-	var kc kubeconfig
-	if err := yaml.Unmarshal(data, &kc); err != nil {
-		return nil, "", fmt.Errorf("parse kubeconfig: %w", err)
+	cfg, err := Kubeconfig{Data: data}.load()
+	if err != nil {
+		return nil, "", err
 	}
-	for _, c := range kc.Contexts {
-		if c.Name == kc.CurrentContext {
-			names = append([]string{c.Name}, names...)
-		} else {
-			names = append(names, c.Name)
-		}
-	}
-	return names, kc.CurrentContext, nil
+	return contextNames(cfg), cfg.CurrentContext, nil
 }
 
-// ParseKubeconfig resolves contextName (the current context when empty) to
-// an Endpoint. baseDir resolves relative file references.
-func ParseKubeconfig(data []byte, contextName, baseDir string) (Endpoint, error) {
-	var kc kubeconfig
-	if err := yaml.Unmarshal(data, &kc); err != nil {
-		return Endpoint{}, fmt.Errorf("parse kubeconfig: %w", err)
-	}
-	if contextName == "" {
-		contextName = kc.CurrentContext
-	}
-	if contextName == "" {
-		return Endpoint{}, errors.New("kubeconfig has no current-context and no context was given: pass the context name")
-	}
-	var clusterName, userName string
-	found := false
-	for _, c := range kc.Contexts {
-		if c.Name == contextName {
-			clusterName, userName, found = c.Context.Cluster, c.Context.User, true
+// contextNames sorts the context names, the current one first.
+func contextNames(cfg *clientcmdapi.Config) []string {
+	var names []string
+	for n := range cfg.Contexts {
+		if n != cfg.CurrentContext {
+			names = append(names, n)
 		}
 	}
-	if !found {
-		return Endpoint{}, fmt.Errorf("kubeconfig has no context %q", contextName)
+	sort.Strings(names)
+	if _, ok := cfg.Contexts[cfg.CurrentContext]; ok {
+		names = append([]string{cfg.CurrentContext}, names...)
 	}
-	var ep Endpoint
-	tc := &tls.Config{MinVersion: tls.VersionTLS12}
-	found = false
-	for _, c := range kc.Clusters {
-		if c.Name != clusterName {
-			continue
-		}
-		found = true
-		ep.Server = strings.TrimRight(c.Cluster.Server, "/")
-		tc.ServerName = c.Cluster.TLSServerName
-		tc.InsecureSkipVerify = c.Cluster.InsecureSkipTLSVerify //nolint:gosec // honoured as kubectl does, when the operator asks for it
-		ca, err := readRef(c.Cluster.CertificateAuthorityData, c.Cluster.CertificateAuthority, baseDir, "certificate-authority")
+	return names
+}
+
+// Context is one kubeconfig context resolved to a client configuration.
+type Context struct {
+	Name    string
+	Current bool
+	// Server is the API server URL of the context's cluster.
+	Server string
+	// REST is client-go's configuration for the context (plugins included).
+	REST *rest.Config
+}
+
+// Contexts resolves every context of the kubeconfig, the current one first.
+func (k Kubeconfig) Contexts() ([]Context, error) {
+	cfg, err := k.load()
+	if err != nil {
+		return nil, err
+	}
+	var out []Context
+	for _, name := range contextNames(cfg) {
+		rc, err := restConfig(cfg, name)
 		if err != nil {
-			return Endpoint{}, fmt.Errorf("cluster %q: %w", clusterName, err)
+			return nil, err
 		}
-		if len(ca) > 0 {
-			pool := x509.NewCertPool()
-			if !pool.AppendCertsFromPEM(ca) {
-				return Endpoint{}, fmt.Errorf("cluster %q: certificate-authority holds no PEM certificate", clusterName)
-			}
-			tc.RootCAs = pool
-		}
+		out = append(out, Context{Name: name, Current: name == cfg.CurrentContext, Server: rc.Host, REST: rc})
 	}
-	if !found {
-		return Endpoint{}, fmt.Errorf("kubeconfig context %q names cluster %q, which is not defined", contextName, clusterName)
+	return out, nil
+}
+
+// RESTConfig resolves the kubeconfig's context to client-go's configuration.
+func (k Kubeconfig) RESTConfig() (*rest.Config, error) {
+	cfg, err := k.load()
+	if err != nil {
+		return nil, err
 	}
-	if !strings.HasPrefix(ep.Server, "https://") {
-		return Endpoint{}, fmt.Errorf("cluster %q: server %q is not an https:// URL", clusterName, ep.Server)
+	name := k.Context
+	if name == "" {
+		name = cfg.CurrentContext
 	}
-	found = false
-	for _, u := range kc.Users {
-		if u.Name != userName {
-			continue
-		}
-		found = true
-		if u.User.Exec != nil || u.User.AuthProvider != nil {
-			return Endpoint{}, fmt.Errorf("user %q authenticates with an exec or auth-provider plugin, which ohmytalos does not run: use a kubeconfig with a client certificate or token (talosctl kubeconfig writes one)", userName)
-		}
-		cert, err := readRef(u.User.ClientCertificateData, u.User.ClientCertificate, baseDir, "client-certificate")
-		if err != nil {
-			return Endpoint{}, fmt.Errorf("user %q: %w", userName, err)
-		}
-		key, err := readRef(u.User.ClientKeyData, u.User.ClientKey, baseDir, "client-key")
-		if err != nil {
-			return Endpoint{}, fmt.Errorf("user %q: %w", userName, err)
-		}
-		if len(cert) > 0 || len(key) > 0 {
-			pair, err := tls.X509KeyPair(cert, key)
-			if err != nil {
-				// The key's content never goes into the message.
-				return Endpoint{}, fmt.Errorf("user %q: client certificate and key do not form a valid pair", userName)
-			}
-			tc.Certificates = []tls.Certificate{pair}
-		}
-		ep.Token = u.User.Token
-		if ep.Token == "" && u.User.TokenFile != "" {
-			b, err := readRef("", u.User.TokenFile, baseDir, "tokenFile")
-			if err != nil {
-				return Endpoint{}, fmt.Errorf("user %q: %w", userName, err)
-			}
-			ep.Token = strings.TrimSpace(string(b))
-		}
+	return restConfig(cfg, name)
+}
+
+// restConfig checks a context with the operator's words, then lets
+// clientcmd build the configuration.
+func restConfig(cfg *clientcmdapi.Config, name string) (*rest.Config, error) {
+	if err := check(cfg, name); err != nil {
+		return nil, err
 	}
-	if !found {
-		return Endpoint{}, fmt.Errorf("kubeconfig context %q names user %q, which is not defined", contextName, userName)
+	cc := clientcmd.NewNonInteractiveClientConfig(*cfg, name, &clientcmd.ConfigOverrides{}, nil)
+	rc, err := cc.ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("kubeconfig context %q: %w", name, err)
 	}
-	ep.TLS = tc
-	return ep, nil
+	rc.Timeout = requestTimeout
+	// No client-side throttling (client-go's default is 5 requests/s): the
+	// API server's priority and fairness answers 429, which callers retry.
+	rc.QPS = -1
+	// API warnings (deprecations) would otherwise go to stderr under the TUI.
+	rc.WarningHandler = rest.NoWarnings{}
+	return rc, nil
+}
+
+// check names what a context lacks before clientcmd sees it, and refuses
+// a server that is not https: the credentials would travel in clear.
+func check(cfg *clientcmdapi.Config, name string) error {
+	if name == "" {
+		return errors.New("kubeconfig has no current-context and no context was given: pass the context name")
+	}
+	kctx, ok := cfg.Contexts[name]
+	if !ok {
+		return fmt.Errorf("kubeconfig has no context %q (it has: %v)", name, contextNames(cfg))
+	}
+	cl, ok := cfg.Clusters[kctx.Cluster]
+	if !ok {
+		return fmt.Errorf("kubeconfig context %q names cluster %q, which is not defined", name, kctx.Cluster)
+	}
+	if u, err := url.Parse(cl.Server); err != nil || u.Scheme != "https" || u.Host == "" {
+		return fmt.Errorf("cluster %q: server %q is not an https:// URL", kctx.Cluster, cl.Server)
+	}
+	if _, ok := cfg.AuthInfos[kctx.AuthInfo]; !ok {
+		return fmt.Errorf("kubeconfig context %q names user %q, which is not defined", name, kctx.AuthInfo)
+	}
+	return nil
 }

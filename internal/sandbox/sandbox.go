@@ -50,11 +50,14 @@ type Options struct {
 	// etcd, kube-controller-manager and kube-scheduler (the default,
 	// built from source on first use, see docs/sandbox.md).
 	FakeKubernetes bool
+	// HCloudNow is the Hetzner fake's clock (default time.Now): a test
+	// moves it past a load balancer's first health check interval.
+	HCloudNow func() time.Time
 	// Progress receives the real control plane's build progress lines;
 	// nil sends them to Log only.
 	Progress func(string)
 	// ImagePullDelay is how long a node's kubelet takes to pull an image,
-	// once per node (RealKubernetes); nil pulls at once.
+	// once per node (the real control plane's kubelets); nil pulls at once.
 	ImagePullDelay func(image string) time.Duration
 }
 
@@ -139,6 +142,9 @@ func Start(ctx context.Context, o Options) (*Sandbox, error) {
 	s.HCloud = hcloudfake.New(hcloudfake.Options{
 		Token: o.Token, ReadOnly: o.ReadOnly, ActionDuration: o.ActionDuration, Durations: o.Durations,
 		AllocateIPv4: s.allocateIP, Hooks: hooks{s}, DiskPath: s.diskPath, RateLimit: o.RateLimit,
+		// Load balancers serve on their loopback IPv4 (80 on 8080, 443 on
+		// 8443: hcloudfake.SandboxListenPort) and forward to healthy targets.
+		ForwardLoadBalancers: true, Now: o.HCloudNow,
 	})
 	co := talosfake.ClusterOptions{HCloudEndpoint: s.HCloudURL, Admit: s.HCloud.FirewallAdmits, Registries: []string{ln.Addr().String()}}
 	if !o.FakeKubernetes {
@@ -249,6 +255,9 @@ func (s *Sandbox) Close() error {
 	}
 	if s.Talos != nil {
 		s.Talos.Close()
+	}
+	if s.HCloud != nil {
+		s.HCloud.Close()
 	}
 	if s.tmpDir != "" {
 		_ = os.RemoveAll(s.tmpDir)

@@ -37,6 +37,9 @@ type Addons struct {
 	// Extra are further Helm charts installed after the built-in add-ons,
 	// in order (see docs/spec.md).
 	Extra []ExtraChart `yaml:"extra,omitempty"`
+
+	// Ingress is Traefik behind the ingress load balancer (ingress.go).
+	Ingress Ingress `yaml:"ingress"`
 }
 
 // Addon is one add-on's switch, pinned version, chart and values.
@@ -127,6 +130,7 @@ func (s *Spec) defaultAddons() {
 	}
 	s.defaultBackup()
 	s.defaultExtra()
+	s.defaultIngress()
 }
 
 var addonVersion = regexp.MustCompile(`^v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$`)
@@ -135,6 +139,7 @@ var addonVersion = regexp.MustCompile(`^v\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$`)
 // cannot work.
 func (s *Spec) validateAddons(add func(field, reason, fix string)) {
 	s.validateBackup(add)
+	s.validateIngress(add)
 	for _, x := range s.Addons.list() {
 		if !addonVersion.MatchString(x.ad.Version) {
 			add("addons."+x.key+".version", fmt.Sprintf("%q is not a release version", x.ad.Version),

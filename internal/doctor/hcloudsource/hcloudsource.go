@@ -120,6 +120,10 @@ func targetServerIDs(ts []hcloud.LoadBalancerTarget) []int64 {
 
 func convertLB(lb *hcloud.LoadBalancer, names map[int64]string) doctor.LoadBalancer {
 	out := doctor.LoadBalancer{Name: lb.Name, Labels: lb.Labels}
+	for _, sv := range lb.Services {
+		out.Services = append(out.Services, doctor.LBListener{Protocol: string(sv.Protocol), ListenPort: sv.ListenPort,
+			DestinationPort: sv.DestinationPort, HealthPort: sv.HealthCheck.Port, Proxyprotocol: sv.Proxyprotocol})
+	}
 	for _, t := range lb.Targets {
 		dt := doctor.LBTarget{Type: string(t.Type)}
 		switch t.Type {

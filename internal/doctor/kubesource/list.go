@@ -20,7 +20,7 @@ func (s *Source) list(ctx context.Context, path string, q url.Values, each func(
 			} `json:"metadata"`
 			Items []json.RawMessage `json:"items"`
 		}
-		if err := s.get(ctx, path+"?"+q.Encode(), &l); err != nil {
+		if err := s.getQuery(ctx, path, q, &l); err != nil {
 			return err
 		}
 		for _, it := range l.Items {

@@ -1,6 +1,7 @@
-// Package kubesource implements doctor.KubeSource over plain HTTPS: it reads
-// a kubeconfig (through internal/kube) and calls the few Kubernetes API
-// endpoints the doctor needs, without client-go.
+// Package kubesource implements doctor.KubeSource through the product's
+// Kubernetes client (internal/kube, on client-go): it loads a kubeconfig
+// with clientcmd (exec and auth-provider plugins, contexts, $KUBECONFIG
+// lists) and reads the few API paths the doctor needs.
 package kubesource
 
 import (
@@ -8,14 +9,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"net/http"
 	"net/url"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/ohmytalos/ohmytalos/internal/doctor"
 	"github.com/ohmytalos/ohmytalos/internal/kube"
@@ -23,9 +19,7 @@ import (
 
 // Source reads nodes and Cilium's configuration from a Kubernetes API server.
 type Source struct {
-	server string
-	token  string
-	client *http.Client
+	c *kube.Client
 }
 
 var _ doctor.KubeSource = (*Source)(nil)
@@ -34,66 +28,37 @@ var _ doctor.KubeSource = (*Source)(nil)
 // kubeconfig's current context when empty). Relative file references in the
 // kubeconfig resolve against the working directory.
 func New(kubeconfig []byte, contextName string) (*Source, error) {
-	return newSource(kubeconfig, contextName, "")
+	return Open(kube.Kubeconfig{Data: kubeconfig, Context: contextName})
 }
 
 // Load reads the kubeconfig at path; relative file references in it resolve
 // against its folder, as kubectl does.
 func Load(path, contextName string) (*Source, error) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("read kubeconfig: %w", err)
-	}
-	return newSource(data, contextName, filepath.Dir(path))
+	return Open(kube.Kubeconfig{Path: path, Context: contextName})
 }
 
-func newSource(data []byte, contextName, baseDir string) (*Source, error) {
-	ep, err := kube.ParseKubeconfig(data, contextName, baseDir)
+// Open builds a Source from any kubeconfig source: bytes, a file, or
+// clientcmd's loading rules ($KUBECONFIG, a list, else ~/.kube/config).
+func Open(k kube.Kubeconfig) (*Source, error) {
+	c, err := kube.Load(k)
 	if err != nil {
 		return nil, err
 	}
-	tr := &http.Transport{TLSClientConfig: ep.TLS, Proxy: http.ProxyFromEnvironment, TLSHandshakeTimeout: 10 * time.Second}
-	return &Source{server: ep.Server, token: ep.Token, client: &http.Client{Transport: tr}}, nil
+	return &Source{c: c}, nil
 }
 
 // errNotFound marks a 404 from the API server.
-var errNotFound = errors.New("not found")
+var errNotFound = kube.ErrNotFound
 
 // get fetches an API path into out.
 func (s *Source) get(ctx context.Context, path string, out any) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.server+path, nil)
+	return s.getQuery(ctx, path, nil, out)
+}
+
+func (s *Source) getQuery(ctx context.Context, path string, q url.Values, out any) error {
+	body, err := s.c.Raw(ctx, path, q)
 	if err != nil {
-		return fmt.Errorf("kubernetes API GET %s: %w", path, err)
-	}
-	req.Header.Set("Accept", "application/json")
-	if s.token != "" {
-		req.Header.Set("Authorization", "Bearer "+s.token)
-	}
-	resp, err := s.client.Do(req)
-	if err != nil {
-		return fmt.Errorf("kubernetes API GET %s: %w", path, err)
-	}
-	defer func() { _ = resp.Body.Close() }()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 32<<20))
-	if err != nil {
-		return fmt.Errorf("kubernetes API GET %s: read response: %w", path, err)
-	}
-	if resp.StatusCode == http.StatusNotFound {
-		return fmt.Errorf("kubernetes API GET %s: %w", path, errNotFound)
-	}
-	if resp.StatusCode/100 != 2 {
-		var st struct {
-			Message string `json:"message"`
-		}
-		_ = json.Unmarshal(body, &st)
-		hint := ""
-		switch resp.StatusCode {
-		case http.StatusUnauthorized:
-			hint = ": the kubeconfig's credentials were rejected; fetch a fresh one (talosctl kubeconfig)"
-		case http.StatusForbidden:
-			hint = ": the kubeconfig's user may not read this; use an admin kubeconfig"
-		}
-		return fmt.Errorf("kubernetes API GET %s: HTTP %d %s%s", path, resp.StatusCode, st.Message, hint)
+		return err
 	}
 	if err := json.Unmarshal(body, out); err != nil {
 		return fmt.Errorf("kubernetes API GET %s: decode response: %w", path, err)
@@ -119,7 +84,7 @@ func (s *Source) Nodes(ctx context.Context) ([]doctor.KubeNode, error) {
 			q.Set("continue", cont)
 		}
 		var l nodeList
-		if err := s.get(ctx, "/api/v1/nodes?"+q.Encode(), &l); err != nil {
+		if err := s.getQuery(ctx, "/api/v1/nodes", q, &l); err != nil {
 			return nil, err
 		}
 		for _, it := range l.Items {

@@ -212,13 +212,13 @@ func TestParseKubeconfigErrors(t *testing.T) {
 	p := newPKI(t)
 	good := string(kubeconfigFor("https://127.0.0.1:6443", p))
 	cases := map[string]struct{ kc, ctx, want string }{
-		"unknown context":   {good, "nope", `no context "nope"`},
-		"no current":        {strings.Replace(good, "current-context: admin@prod", "", 1), "", "no current-context"},
-		"http server":       {strings.Replace(good, "https://127.0.0.1:6443", "http://127.0.0.1:6443", 1), "", "not an https:// URL"},
-		"exec plugin":       {strings.Replace(good, "    client-certificate-data:", "    exec: {command: aws}\n    client-certificate-data:", 1), "", "exec or auth-provider plugin"},
-		"bad key":           {strings.Replace(good, "client-key-data: ", "client-key-data: QUJD", 1), "", ""},
-		"undefined user":    {strings.Replace(good, "user: admin@prod\n    namespace", "user: ghost\n    namespace", 1), "", `user "ghost", which is not defined`},
-		"undefined cluster": {strings.Replace(good, "cluster: prod\n", "cluster: ghost\n", 1), "", `cluster "ghost", which is not defined`},
+		"unknown context":         {good, "nope", `no context "nope"`},
+		"no current":              {strings.Replace(good, "current-context: admin@prod", "", 1), "", "no current-context"},
+		"http server":             {strings.Replace(good, "https://127.0.0.1:6443", "http://127.0.0.1:6443", 1), "", "not an https:// URL"},
+		"exec without apiVersion": {strings.Replace(good, "    client-certificate-data:", "    exec: {command: aws}\n    client-certificate-data:", 1), "", "apiVersion must be specified"},
+		"bad key":                 {strings.Replace(good, "client-key-data: ", "client-key-data: QUJD", 1), "", ""},
+		"undefined user":          {strings.Replace(good, "user: admin@prod\n    namespace", "user: ghost\n    namespace", 1), "", `user "ghost", which is not defined`},
+		"undefined cluster":       {strings.Replace(good, "cluster: prod\n", "cluster: ghost\n", 1), "", `cluster "ghost", which is not defined`},
 	}
 	for name, c := range cases {
 		_, err := New([]byte(c.kc), c.ctx)

@@ -82,7 +82,9 @@ func (d Diff) InPlace() bool {
 func (d Diff) Empty() bool { return !d.InPlace() && d.Location == "" }
 
 // Plan compares a live load balancer with w: its type, location,
-// services, target, network and labels.
+// services, target, network and labels; services and target only when
+// ohmytalos owns them (Want.ServicesBy empty). Labels someone else added
+// (the cloud controller's hcloud-ccm/service-uid) are no drift.
 func (s *Service) Plan(lb *hcloud.LoadBalancer, w Want) Diff {
 	var d Diff
 	if lb.LoadBalancerType != nil && lb.LoadBalancerType.Name != w.Type {
@@ -91,10 +93,17 @@ func (s *Service) Plan(lb *hcloud.LoadBalancer, w Want) Diff {
 	if lb.Location != nil && w.Location != "" && lb.Location.Name != w.Location {
 		d.Location = w.Location
 	}
-	d.Services = planServices(lb, w.Ports)
-	if !HasTarget(lb, w.Target) {
-		d.Targets.Add = w.Target
-		d.Targets.Remove = publicTargets(lb, w.Target)
+	if w.Managed() {
+		d.Services = planServices(lb, w.Ports)
+		if !HasTarget(lb, w.Target) {
+			d.Targets.Add = w.Target
+			d.Targets.Remove = publicTargets(lb, w.Target)
+		}
+	} else {
+		// Handing over: ohmytalos's own label-selector target (left from
+		// when it owned the targets) goes, so that the controller's server
+		// targets are the only ones; its services the controller rewrites.
+		d.Targets.Remove = selectorTargets(lb, w.Target)
 	}
 	if w.Network != nil && !inNetwork(lb, w.Network) {
 		d.Network = w.Network
@@ -151,6 +160,18 @@ func publicTargets(lb *hcloud.LoadBalancer, selector string) []string {
 	var out []string
 	for _, t := range lb.Targets {
 		if t.LabelSelector != nil && t.LabelSelector.Selector == selector && !t.UsePrivateIP {
+			out = append(out, selector)
+		}
+	}
+	return out
+}
+
+// selectorTargets lists selector once per target of it, over private or
+// public IPs.
+func selectorTargets(lb *hcloud.LoadBalancer, selector string) []string {
+	var out []string
+	for _, t := range lb.Targets {
+		if t.Type == hcloud.LoadBalancerTargetTypeLabelSelector && t.LabelSelector != nil && t.LabelSelector.Selector == selector {
 			out = append(out, selector)
 		}
 	}

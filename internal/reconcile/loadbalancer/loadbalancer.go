@@ -39,7 +39,22 @@ type Want struct {
 	Target   string          // label selector of the targets, over private IPs
 	Ports    []int           // TCP passthrough services, in order
 	Network  *hcloud.Network // the private network; nil when not known yet
+	// ServicesBy is the Service (NAMESPACE/NAME) whose cloud controller
+	// owns the services and targets: "" when ohmytalos owns them. With
+	// it set, Create sends neither, and Plan compares only the fields
+	// ohmytalos keeps owning: type, location, network and labels. The
+	// hcloud cloud controller adopts the load balancer by its name
+	// (hcloud-cloud-controller-manager hcloud/load_balancers.go,
+	// EnsureLoadBalancer: by the hcloud-ccm/service-uid label, then by the
+	// load-balancer.hetzner.cloud/name annotation) and then reconciles
+	// every service and server target to the Service's ports and nodes
+	// (internal/hcops/load_balancer.go, ReconcileHCLBServices,
+	// ReconcileHCLBTargets); sending ours would make the two fight.
+	ServicesBy string
 }
+
+// Managed reports whether ohmytalos owns the services and targets.
+func (w Want) Managed() bool { return w.ServicesBy == "" }
 
 // Service reconciles load balancers.
 type Service struct {
@@ -79,19 +94,23 @@ func (s *Service) Create(ctx context.Context, w Want) (Created, error) {
 }
 
 // CreateOpts is the create request for w: every service carries
-// proxyprotocol and a full health check.
+// proxyprotocol and a full health check. A load balancer whose services
+// and targets the cloud controller owns is created without either.
 func CreateOpts(w Want) hcloud.LoadBalancerCreateOpts {
 	opts := hcloud.LoadBalancerCreateOpts{
 		Name: w.Name, Labels: w.Labels,
 		LoadBalancerType: &hcloud.LoadBalancerType{Name: w.Type},
 		Location:         &hcloud.Location{Name: w.Location},
 		Network:          w.Network,
-		Targets: []hcloud.LoadBalancerCreateOptsTarget{{
-			Type:          hcloud.LoadBalancerTargetTypeLabelSelector,
-			LabelSelector: hcloud.LoadBalancerCreateOptsTargetLabelSelector{Selector: w.Target},
-			UsePrivateIP:  hcloud.Ptr(true),
-		}},
 	}
+	if !w.Managed() {
+		return opts
+	}
+	opts.Targets = []hcloud.LoadBalancerCreateOptsTarget{{
+		Type:          hcloud.LoadBalancerTargetTypeLabelSelector,
+		LabelSelector: hcloud.LoadBalancerCreateOptsTargetLabelSelector{Selector: w.Target},
+		UsePrivateIP:  hcloud.Ptr(true),
+	}}
 	for _, p := range w.Ports {
 		sv := WantService(p)
 		hc := sv.HealthCheck

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
@@ -158,5 +159,90 @@ func TestListPassesTheSelector(t *testing.T) {
 	got, err := New(f, nil, nil).List(context.Background(), "cluster=demo")
 	if err != nil || len(got) != 1 || !slices.Equal(f.selectors, []string{"cluster=demo"}) {
 		t.Fatalf("list = %v, %v, selectors %q", got, err, f.selectors)
+	}
+}
+
+// handedOver is want() with the services and targets owned by the cloud
+// controller of the Traefik Service.
+func handedOver() Want {
+	w := want()
+	w.ServicesBy = "traefik/traefik"
+	return w
+}
+
+// ccmManaged is the load balancer as the cloud controller leaves it: its
+// own service-uid label, services on the Service's node ports and one
+// server target per node.
+func ccmManaged() *hcloud.LoadBalancer {
+	lb := asWanted()
+	lb.Labels["hcloud-ccm/service-uid"] = "3f0c"
+	svc := WantService(80)
+	svc.DestinationPort, svc.HealthCheck.Port = 31080, 31080
+	lb.Services = []hcloud.LoadBalancerService{svc}
+	lb.Targets = []hcloud.LoadBalancerTarget{{Type: hcloud.LoadBalancerTargetTypeServer, Server: &hcloud.LoadBalancerTargetServer{Server: &hcloud.Server{ID: 12}}, UsePrivateIP: true}}
+	return lb
+}
+
+func TestHandedOverCreateSendsNoServicesOrTargets(t *testing.T) {
+	opts := CreateOpts(handedOver())
+	if len(opts.Services) != 0 || len(opts.Targets) != 0 {
+		t.Fatalf("create request of a handed-over load balancer: services %v, targets %v; want none", opts.Services, opts.Targets)
+	}
+	if opts.Name != "demo-ingress" || opts.Network == nil || opts.Location.Name != "fsn1" || opts.LoadBalancerType.Name != "lb11" {
+		t.Errorf("create request lacks what ohmytalos keeps owning: %+v", opts)
+	}
+	if managed := CreateOpts(want()); len(managed.Services) != 2 || len(managed.Targets) != 1 {
+		t.Errorf("a managed load balancer must keep its services and target: %+v", managed)
+	}
+}
+
+func TestHandedOverIgnoresTheControllersServicesAndTargets(t *testing.T) {
+	d := New(newFake(), nil, nil).Plan(ccmManaged(), handedOver())
+	if !d.Empty() {
+		t.Fatalf("diff of a load balancer the cloud controller manages = %+v, want none", d)
+	}
+	if d := New(newFake(), nil, nil).Plan(ccmManaged(), want()); d.Services.Empty() || d.Targets.Empty() {
+		t.Errorf("with ohmytalos owning them, the controller's services and targets are drift: %+v", d)
+	}
+}
+
+func TestHandedOverStillOwnsTypeNetworkAndLabels(t *testing.T) {
+	f := newFake()
+	lb := drifted()
+	d := New(f, &fakeActions{}, nil).Plan(lb, handedOver())
+	if d.Type != "lb11" || d.Network == nil || d.Labels.Empty() {
+		t.Fatalf("diff = %+v, want type, network and labels", d)
+	}
+	if !d.Services.Empty() || d.Targets.Add != "" {
+		t.Fatalf("diff = %+v, want no service change and no target added", d)
+	}
+	if err := New(f, &fakeActions{}, nil).Reconcile(context.Background(), lb, handedOver(), d); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range f.calls {
+		if strings.Contains(c, "service") || (strings.Contains(c, "target") && c != "remove target "+target) {
+			t.Errorf("reconcile of a handed-over load balancer called %q", c)
+		}
+	}
+	if !slices.Contains(f.calls, "change type lb11") || !slices.Contains(f.calls, "attach network 7") || !slices.Contains(f.calls, "update labels") {
+		t.Errorf("calls = %v, want the type, network and labels reconciled", f.calls)
+	}
+}
+
+// Switching the ingress on hands over a load balancer ohmytalos owned
+// whole: its own label-selector target goes, nothing else of the
+// services and targets is touched.
+func TestHandOverRemovesOurSelectorTarget(t *testing.T) {
+	f := newFake()
+	lb := asWanted()
+	d := New(f, &fakeActions{}, nil).Plan(lb, handedOver())
+	if !slices.Equal(d.Targets.Remove, []string{target}) || d.Targets.Add != "" || !d.Services.Empty() {
+		t.Fatalf("diff = %+v, want our selector target removed and nothing else", d)
+	}
+	if err := New(f, &fakeActions{}, nil).Reconcile(context.Background(), lb, handedOver(), d); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(f.calls, []string{"remove target " + target}) {
+		t.Errorf("calls = %v, want only our target removed", f.calls)
 	}
 }

@@ -49,6 +49,14 @@ type Options struct {
 	// snapshot, and a server created from that snapshot gets it on its
 	// disk; a server created from any other image starts with an empty disk.
 	DiskPath func(serverID int64) string
+	// ForwardLoadBalancers makes every load balancer service listen on the
+	// load balancer's public IPv4 (ListenAddr) and forward each TCP
+	// connection to a healthy target; Close stops the listeners.
+	ForwardLoadBalancers bool
+	// LBListenPort maps a service's listen port to the port the sandbox
+	// binds on the load balancer's loopback address (default
+	// SandboxListenPort: unprivileged ports for 80 and 443).
+	LBListenPort func(port int) int
 }
 
 // Hooks lets the sandbox attach fake Talos nodes or rescue SSH servers to fake
@@ -148,6 +156,8 @@ type Fake struct {
 	imageDisks  map[int64][]byte     // what each snapshot's source disk held
 	targetAdded map[string]time.Time // when each load balancer target was added
 	latency     map[string]time.Duration
+	forwarders  map[string]*forwarder // "lbID/listenPort" -> its listener
+	rr          map[string]int        // round-robin position per forwarder
 }
 
 type injection struct {
@@ -188,6 +198,8 @@ func New(opts Options) *Fake {
 		imageDisks:  map[int64][]byte{},
 		targetAdded: map[string]time.Time{},
 		latency:     map[string]time.Duration{},
+		forwarders:  map[string]*forwarder{},
+		rr:          map[string]int{},
 		stats:       Stats{ByRoute: map[string]int{}, ByAgent: map[string]map[string]int{}},
 	}
 	f.bucket = newTokenBucket(opts.RateLimit, opts.RefillEvery, opts.Now())

@@ -67,6 +67,7 @@ func (f *Fake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	f.mu.Lock()
 	status, resp := f.handle(r, path, body)
 	data := encode(&status, resp.body) // under the lock: bodies may share state
+	f.syncForwarders()
 	f.mu.Unlock()
 
 	f.runHooks()

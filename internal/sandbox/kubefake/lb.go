@@ -27,6 +27,7 @@ const (
 // lbWork is one LoadBalancer Service the CCM's service controller handles.
 type lbWork struct {
 	ns, name, lbName string
+	uid              string
 	location, typ    string
 	zone             string
 	private          bool
@@ -63,7 +64,7 @@ func (s *Server) lbWorkLocked(env cloudEnv) []lbWork {
 		ann := strMap(svc, "metadata", "annotations")
 		w := lbWork{
 			ns: str(svc, "metadata", "namespace"), name: str(svc, "metadata", "name"),
-			lbName:   ann[annLBName],
+			lbName: ann[annLBName], uid: str(svc, "metadata", "uid"),
 			location: ann[annLBLocation], zone: ann[annLBZone], typ: ann[annLBType],
 			private: ann[annLBPrivateIP] == "true" || env.vars["HCLOUD_LOAD_BALANCERS_USE_PRIVATE_IP"] == "true",
 			remove:  str(svc, "metadata", "deletionTimestamp") != "",
@@ -206,6 +207,15 @@ func ensureLB(ctx context.Context, c *hcloud.Client, networkID int64, w lbWork) 
 		return res
 	}
 
+	// ReconcileHCLB's label and ReconcileHCLBServices: an adopted load
+	// balancer gets the Service's UID label and its services, whatever it
+	// had (hcloud-cloud-controller-manager internal/hcops/load_balancer.go).
+	if !claimLB(ctx, c, lb, w) || !syncServices(ctx, c, lb, w) {
+		res.failed = true
+
+		return res
+	}
+
 	// The service controller's node sync: targets follow the nodes.
 	if !syncTargets(ctx, c, lb, w, networkID) {
 		res.failed = true
@@ -220,6 +230,79 @@ func ensureLB(ctx context.Context, c *hcloud.Client, networkID int64, w lbWork) 
 	}
 
 	return res
+}
+
+// claimLB sets the hcloud-ccm/service-uid label, keeping the others
+// (changeHCLBInfo).
+func claimLB(ctx context.Context, c *hcloud.Client, lb *hcloud.LoadBalancer, w lbWork) bool {
+	if w.uid == "" || lb.Labels[ccmServiceUID] == w.uid {
+		return true
+	}
+
+	labels := map[string]string{ccmServiceUID: w.uid}
+	for k, v := range lb.Labels {
+		if k != ccmServiceUID {
+			labels[k] = v
+		}
+	}
+
+	_, _, err := c.LoadBalancer.Update(ctx, lb, hcloud.LoadBalancerUpdateOpts{Labels: labels})
+
+	return err == nil
+}
+
+// ccmServiceUID is the label the CCM puts on the load balancers it
+// manages (internal/hcops/load_balancer.go, LabelServiceUID).
+const ccmServiceUID = "hcloud-ccm/service-uid"
+
+// syncServices makes the load balancer's services the Service's ports:
+// listen port -> node port, a TCP health check on the node port; every
+// other service is deleted (ReconcileHCLBServices).
+func syncServices(ctx context.Context, c *hcloud.Client, lb *hcloud.LoadBalancer, w lbWork) bool {
+	have := map[int]hcloud.LoadBalancerService{}
+	for _, sv := range lb.Services {
+		have[sv.ListenPort] = sv
+	}
+
+	for _, p := range w.ports {
+		hc := ccmHealthCheck(p[1])
+		sv, ok := have[p[0]]
+		delete(have, p[0])
+
+		var err error
+
+		switch {
+		case !ok:
+			_, _, err = c.LoadBalancer.AddService(ctx, lb, hcloud.LoadBalancerAddServiceOpts{Protocol: hcloud.LoadBalancerServiceProtocolTCP,
+				ListenPort: hcloud.Ptr(p[0]), DestinationPort: hcloud.Ptr(p[1]), Proxyprotocol: hcloud.Ptr(false),
+				HealthCheck: &hcloud.LoadBalancerAddServiceOptsHealthCheck{Protocol: hc.Protocol, Port: hc.Port, Interval: hc.Interval, Timeout: hc.Timeout, Retries: hc.Retries}})
+		case sv.DestinationPort != p[1] || sv.HealthCheck.Port != p[1] || sv.Proxyprotocol:
+			_, _, err = c.LoadBalancer.UpdateService(ctx, lb, p[0], hcloud.LoadBalancerUpdateServiceOpts{Protocol: hcloud.LoadBalancerServiceProtocolTCP,
+				DestinationPort: hcloud.Ptr(p[1]), Proxyprotocol: hcloud.Ptr(false),
+				HealthCheck: &hcloud.LoadBalancerUpdateServiceOptsHealthCheck{Protocol: hc.Protocol, Port: hc.Port, Interval: hc.Interval, Timeout: hc.Timeout, Retries: hc.Retries}})
+		}
+
+		if err != nil {
+			return false
+		}
+	}
+
+	for port := range have {
+		if _, _, err := c.LoadBalancer.DeleteService(ctx, lb, port); err != nil {
+			return false
+		}
+	}
+
+	return true
+}
+
+// ccmHealthCheck is a service's health check as it ends up without
+// health-check annotations: buildAddServiceOpts sends TCP on the node
+// port and leaves interval, timeout and retries to Hetzner's defaults
+// (15 s, 10 s, 3), which the sandbox's API requires spelled out.
+func ccmHealthCheck(nodePort int) hcloud.LoadBalancerCreateOptsServiceHealthCheck {
+	return hcloud.LoadBalancerCreateOptsServiceHealthCheck{Protocol: hcloud.LoadBalancerServiceProtocolTCP, Port: hcloud.Ptr(nodePort),
+		Interval: hcloud.Ptr(15 * time.Second), Timeout: hcloud.Ptr(10 * time.Second), Retries: hcloud.Ptr(3)}
 }
 
 func createLB(ctx context.Context, c *hcloud.Client, networkID int64, w lbWork) (*hcloud.LoadBalancer, error) {

@@ -32,6 +32,8 @@ func (s *Server) loop(ctx context.Context) {
 func (s *Server) Sync(ctx context.Context) { s.pass(ctx) }
 
 func (s *Server) pass(ctx context.Context) {
+	defer s.syncIngress()
+
 	s.mu.Lock()
 	s.reconcileLocked()
 	work := s.cloudWorkLocked()

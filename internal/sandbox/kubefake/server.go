@@ -8,6 +8,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/ohmytalos/ohmytalos/internal/sandbox/ingressstandin"
 )
 
 // Options configure a Server.
@@ -59,6 +61,7 @@ type Server struct {
 	noIPv4         map[string]bool
 	pullFailures   map[string]int
 	cloud          cloudState
+	ingress        ingressstandin.Listeners // the Traefik stand-in (traefik.go)
 
 	kick   chan struct{}
 	cancel context.CancelFunc
@@ -117,6 +120,7 @@ func New(o Options) *Server {
 func (s *Server) Close() {
 	s.cancel()
 	<-s.done
+	s.closeIngress()
 
 	s.mu.Lock()
 	for w := range s.watchers {

@@ -201,8 +201,10 @@ func registerNode(t *testing.T, ctx context.Context, kubelet *kubernetes.Clients
 		t.Fatalf("kubelet takes its lease: %v", err)
 	}
 
-	// Renew the lease as the kubelet does, so the node lifecycle
-	// controller keeps the node Ready.
+	// Renew the lease and post the Ready condition's heartbeat as the
+	// kubelet does, so the node lifecycle controller keeps the node Ready
+	// however long a busy machine makes the test (it marks a node Unknown
+	// and taints it after --node-monitor-grace-period without either).
 	go func() {
 		for {
 			select {
@@ -211,15 +213,35 @@ func registerNode(t *testing.T, ctx context.Context, kubelet *kubernetes.Clients
 			case <-time.After(5 * time.Second):
 			}
 
-			l, err := kubelet.CoordinationV1().Leases("kube-node-lease").Get(ctx, name, metav1.GetOptions{})
-			if err != nil {
-				continue
+			if l, err := kubelet.CoordinationV1().Leases("kube-node-lease").Get(ctx, name, metav1.GetOptions{}); err == nil {
+				l.Spec.RenewTime = &metav1.MicroTime{Time: time.Now()}
+				_, _ = kubelet.CoordinationV1().Leases("kube-node-lease").Update(ctx, l, metav1.UpdateOptions{})
 			}
 
-			l.Spec.RenewTime = &metav1.MicroTime{Time: time.Now()}
-			_, _ = kubelet.CoordinationV1().Leases("kube-node-lease").Update(ctx, l, metav1.UpdateOptions{})
+			heartbeat(ctx, kubelet, name)
 		}
 	}()
+}
+
+// heartbeat sets the node's Ready condition True with a fresh heartbeat.
+func heartbeat(ctx context.Context, kubelet *kubernetes.Clientset, name string) {
+	n, err := kubelet.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
+		return
+	}
+
+	now := metav1.Now()
+	for i, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			if c.Status != corev1.ConditionTrue {
+				n.Status.Conditions[i].Status, n.Status.Conditions[i].LastTransitionTime = corev1.ConditionTrue, now
+			}
+
+			n.Status.Conditions[i].LastHeartbeatTime, n.Status.Conditions[i].Reason = now, "KubeletReady"
+		}
+	}
+
+	_, _ = kubelet.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{})
 }
 
 func testNodeTable(t *testing.T, ctx context.Context, cp *kubereal.ControlPlane, admin *kubernetes.Clientset) {

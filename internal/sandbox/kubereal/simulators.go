@@ -31,9 +31,10 @@ const (
 // Simulators are what runs in the cluster's pods on a real Hetzner
 // cluster and calls the Hetzner API, simulated against the real API
 // server with one shared set of informers: the hcloud CCM's service
-// (load balancer) and route controllers and the Hetzner CSI driver's
-// controller (provisioner and attacher). Each acts only while a Ready pod
-// of its image runs, with that pod's environment.
+// (load balancer) and route controllers, the Hetzner CSI driver's
+// controller (provisioner and attacher), and the Traefik stand-in
+// answering on the nodes' node ports (traefik.go). Each acts only while a
+// Ready pod of its image runs, with that pod's environment.
 type Simulators struct {
 	admin    *kubernetes.Clientset
 	endpoint string
@@ -49,6 +50,8 @@ type Simulators struct {
 	pvs      listerscorev1.PersistentVolumeLister
 	classes  listersstoragev1.StorageClassLister
 	attaches listersstoragev1.VolumeAttachmentLister
+
+	traefik *traefikStandin
 
 	mu    sync.Mutex
 	kicks []chan struct{}
@@ -108,6 +111,10 @@ func (c *ControlPlane) StartSimulators(ctx context.Context, endpoint string) (*S
 
 	csi := &csiDriver{sim: s, recorder: s.recorder("csi.hetzner.cloud"), retry: map[string]retry{}}
 	s.run(ctx, csi.reconcile)
+
+	s.traefik = &traefikStandin{sim: s}
+	s.run(ctx, s.traefik.reconcile)
+	s.wg.Go(func() { <-ctx.Done(); s.traefik.l.Close() })
 
 	return s, nil
 }
