@@ -216,3 +216,21 @@ func TestPlanAndCostCreateNoKey(t *testing.T) {
 		t.Error("plan or cost created an age identity they never use")
 	}
 }
+
+// A chart mirror's charts are checked against its own index, not the
+// pinned digests: a remote one is refused, naming the variable and the fix.
+func TestRemoteChartMirrorRefused(t *testing.T) {
+	dir := seedDir(t)
+	hetznerFor(t, strings.Repeat("s", 64))
+	t.Setenv("OHMYTALOS_CHART_MIRROR", "https://charts.example.com")
+	cfg := filepath.Join(dir, "ohmytalos.yaml")
+	out, err := run(t, "talos-config", "--config", cfg, "--out", filepath.Join(dir, "configs"), "--redact")
+	if err == nil {
+		t.Fatalf("a remote chart mirror was honoured:\n%s", out)
+	}
+	for _, want := range []string{"OHMYTALOS_CHART_MIRROR=https://charts.example.com", "loopback", "unset OHMYTALOS_CHART_MIRROR"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error lacks %q: %v", want, err)
+		}
+	}
+}

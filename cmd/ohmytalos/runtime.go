@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/clients"
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/factory"
+	"github.com/ohmytalos/ohmytalos/internal/safeurl"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox"
 	"github.com/ohmytalos/ohmytalos/internal/secrets"
 
@@ -94,8 +97,19 @@ func (g *globals) deps(ctx context.Context, log *slog.Logger) (*steps.Deps, *san
 	}
 	// `ohmytalos sandbox serve` prints the mirror of its stand-in charts
 	// (OHMYTALOS_CHART_MIRROR): a mirror's charts are verified against
-	// its own index, not the pinned digests (charts.Source.Mirror).
-	cs.ChartMirror = os.Getenv(chartMirrorEnv)
+	// its own index, not the pinned digests (charts.Source.Mirror). So a
+	// mirror is honoured only on this machine (a loopback address, as
+	// sandbox serve's is), never a remote one that could serve any chart.
+	if m := os.Getenv(chartMirrorEnv); m != "" && !g.sandbox {
+		u, err := url.Parse(m)
+		if err != nil || !safeurl.IsLoopbackHost(u.Hostname()) {
+			return nil, nil, nil, fmt.Errorf("%s=%s: a chart mirror must be on this machine (a loopback address, as \"ohmytalos sandbox serve\" prints): its charts are not checked against the digests ohmytalos pins; unset %s to fetch the charts from their upstream repositories", chartMirrorEnv, m, chartMirrorEnv)
+		}
+		if !d.Sandbox {
+			log.Warn("charts come from a local mirror, not checked against the pinned digests", "mirror", m)
+		}
+		cs.ChartMirror = m
+	}
 	if p, err := strconv.Atoi(os.Getenv("OHMYTALOS_RESCUE_SSH_PORT")); err == nil {
 		d.SSHPort = p
 	}
