@@ -90,6 +90,9 @@ func (d *Deps) addonInputs(ctx context.Context, env *engine.Env) (addons.Inputs,
 	if in.Backup, err = d.backupInputs(ctx, env); err != nil {
 		return in, err
 	}
+	if in.IngressLBIPv6, err = d.ingressLBIPv6(ctx, env); err != nil {
+		return in, err
+	}
 	on := addons.Enabled(env.Spec)
 	if !on[addons.HCloudSecret] {
 		return in, nil
@@ -177,7 +180,10 @@ func (s *Addons) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) e
 	if err := recordReleases(env, rels); err != nil {
 		return err
 	}
-	return s.wait(wctx, c, env, rendered, emit)
+	if err := s.wait(wctx, c, env, rendered, emit); err != nil {
+		return err
+	}
+	return s.waitIngressLB(wctx, env, emit)
 }
 
 // applyTyped applies typed objects by server-side apply, one resource

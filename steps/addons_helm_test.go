@@ -188,7 +188,7 @@ func TestAddonsMigrateTypedObjectsToReleases(t *testing.T) {
 		}
 	}
 	w := seedWorld(t, func(sp *spec.Spec) {
-		for _, a := range []*spec.Addon{&sp.Addons.Cilium, &sp.Addons.HCloudCCM, &sp.Addons.HCloudCSI, &sp.Addons.Longhorn, &sp.Addons.MetricsServer} {
+		for _, a := range []*spec.Addon{&sp.Addons.Cilium, &sp.Addons.HCloudCCM, &sp.Addons.HCloudCSI, &sp.Addons.Longhorn, &sp.Addons.MetricsServer, &sp.Addons.Ingress} {
 			setOn(a, false)
 		}
 		sp.Addons.Extra = []spec.ExtraChart{{Name: "notes", Namespace: "extras", Chart: charts.Ref{Path: chartDir}, Values: map[string]any{"greeting": "hi"}}}
