@@ -64,6 +64,14 @@ func (s *Addons) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error)
 		}
 		p.Items = append(p.Items, item)
 	}
+	gone, err := removedExtras(env, rels)
+	if err != nil {
+		return engine.Plan{}, err
+	}
+	for _, x := range gone {
+		p.Items = append(p.Items, engine.PlanItem{Action: engine.ActionDelete, Kind: "addon", Name: x.Name,
+			Detail: "uninstall helm release " + x.Namespace + "/" + x.Name + ": addons.extra no longer lists it"})
+	}
 	p.Notes = append(p.Notes, requiredWarnings(rels)...)
 	on := addons.Enabled(env.Spec)
 	for _, n := range addons.Names() {
@@ -166,6 +174,9 @@ func (s *Addons) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) e
 		return err
 	}
 	if err := s.uninstallSwitchedOff(wctx, env, rc, emit); err != nil {
+		return err
+	}
+	if err := s.uninstallRemovedExtras(wctx, env, rc, rels, emit); err != nil {
 		return err
 	}
 	if err := s.applyTyped(wctx, c, after, desired, emit); err != nil {

@@ -113,3 +113,27 @@ func (s *Addons) uninstallSwitchedOff(ctx context.Context, env *engine.Env, rc *
 	}
 	return nil
 }
+
+// uninstallRemovedExtras uninstalls the addons.extra releases an earlier
+// apply installed that the spec no longer lists.
+func (s *Addons) uninstallRemovedExtras(ctx context.Context, env *engine.Env, rc *releases.Client, rels []addonRelease, emit engine.Emit) error {
+	gone, err := removedExtras(env, rels)
+	if err != nil {
+		return err
+	}
+	for _, x := range gone {
+		cur, err := rc.Get(ctx, x.Name, x.Namespace)
+		if err != nil {
+			return fmt.Errorf("addons.extra %s (removed from the spec): %w", x.Name, err)
+		}
+		if !cur.Found {
+			continue
+		}
+		if err := rc.Uninstall(ctx, x.Name, x.Namespace); err != nil {
+			return fmt.Errorf("addons.extra %s was removed from the spec: %w", x.Name, err)
+		}
+		emit(engine.Event{Kind: engine.KindResource, Action: engine.ActionDelete, Resource: "addon/" + x.Name,
+			Message: fmt.Sprintf("helm release %s in %s uninstalled: addons.extra no longer lists it", x.Name, x.Namespace)})
+	}
+	return nil
+}

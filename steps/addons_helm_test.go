@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -249,6 +250,22 @@ func TestAddonsMigrateTypedObjectsToReleases(t *testing.T) {
 	}
 	if cur := w.release(t, "notes", "extras"); !cur.Found || cur.Status != "deployed" {
 		t.Errorf("release notes (addons.extra): %+v", cur)
+	}
+
+	// Removed from addons.extra: plan says it goes, apply uninstalls it.
+	w.Spec.Addons.Extra = nil
+	p, err := (&Addons{w.deps()}).Plan(context.Background(), w.env(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(p.Items, func(it engine.PlanItem) bool { return it.Action == engine.ActionDelete && it.Name == "notes" }) {
+		t.Errorf("plan has no uninstall of the removed extra: %+v", p.Items)
+	}
+	if !hasEvent(w.applyLogged(t), engine.KindResource, engine.ActionDelete, "addon/notes") {
+		t.Error("no uninstall event for the removed extra")
+	}
+	if cur := w.release(t, "notes", "extras"); cur.Found {
+		t.Errorf("the removed extra is still installed: %+v", cur)
 	}
 }
 

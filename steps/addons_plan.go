@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 
@@ -136,8 +137,35 @@ func recordReleases(env *engine.Env, rels []addonRelease) error {
 	}
 	for _, r := range rels {
 		if r.Managed {
-			rec[releaseRecordKey(r.Addon)] = addonRecord{Version: r.Ref.Version, Digest: valuesDigest(r.Values)}
+			rec[releaseRecordKey(r.Addon)] = addonRecord{Version: r.Ref.Version, Digest: valuesDigest(r.Values),
+				Extra: r.extra(), Namespace: r.Release.Namespace}
 		}
 	}
 	return env.State.PutData(dataAddons, rec)
+}
+
+// removedExtra is a release of addons.extra an earlier apply installed
+// that the spec no longer lists.
+type removedExtra struct{ Name, Namespace string }
+
+// removedExtras are the recorded addons.extra releases rels no longer
+// holds (by name and namespace), sorted by name.
+func removedExtras(env *engine.Env, rels []addonRelease) ([]removedExtra, error) {
+	var rec map[string]addonRecord
+	if _, err := env.State.GetData(dataAddons, &rec); err != nil {
+		return nil, err
+	}
+	want := map[removedExtra]bool{}
+	for _, r := range rels {
+		want[removedExtra{r.Release.Name, r.Release.Namespace}] = true
+	}
+	var out []removedExtra
+	for k, v := range rec {
+		name, ok := strings.CutPrefix(k, releaseRecordKey(""))
+		if x := (removedExtra{name, v.Namespace}); ok && v.Extra && !want[x] {
+			out = append(out, x)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
 }

@@ -3,6 +3,7 @@ package steps
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/ohmytalos/ohmytalos/internal/addons"
 	"github.com/ohmytalos/ohmytalos/internal/charts"
@@ -59,6 +60,9 @@ func wantedReleases(sp *spec.Spec, in addons.Inputs) ([]addonRelease, error) {
 	}
 	return out, nil
 }
+
+// extra reports whether the release is one of addons.extra.
+func (r addonRelease) extra() bool { return strings.HasPrefix(r.Key, "extra[") }
 
 // pinRelease is the release of one enabled built-in add-on.
 func pinRelease(sp *spec.Spec, in addons.Inputs, c addons.Chart, a spec.Addon) (addonRelease, error) {
