@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
+
+	"github.com/ohmytalos/ohmytalos/internal/reconcile/reconciletest"
 )
 
 // fakeClient is an in-memory Client: it keeps load balancers by ID,
@@ -32,9 +34,7 @@ func newFake(lbs ...*hcloud.LoadBalancer) *fakeClient {
 }
 
 func (f *fakeClient) call(name string) (*hcloud.Action, error) {
-	f.calls = append(f.calls, name)
-	if err, ok := f.fail[name]; ok {
-		delete(f.fail, name)
+	if err := reconciletest.Record(&f.calls, f.fail, name); err != nil {
 		return nil, err
 	}
 	f.nextID++
@@ -148,14 +148,4 @@ func (f *fakeClient) RemoveLabelSelectorTarget(_ context.Context, lb *hcloud.Loa
 		})
 	}
 	return a, nil, err
-}
-
-// fakeActions counts the actions waited for.
-type fakeActions struct{ waited []int64 }
-
-func (f *fakeActions) WaitFor(_ context.Context, actions ...*hcloud.Action) error {
-	for _, a := range actions {
-		f.waited = append(f.waited, a.ID)
-	}
-	return nil
 }
