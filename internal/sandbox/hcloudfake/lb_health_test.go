@@ -30,16 +30,7 @@ func TestLoadBalancerTargetHealthComesFromTheTarget(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	_ = ln.Close()
 
-	lbRes, _, err := c.LoadBalancer.Create(ctx(t), hcloud.LoadBalancerCreateOpts{Name: "lb",
-		LoadBalancerType: &hcloud.LoadBalancerType{Name: "lb11"}, Location: &hcloud.Location{Name: "fsn1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lb := lbRes.LoadBalancer
-	if _, _, err := c.LoadBalancer.AddService(ctx(t), lb, hcloud.LoadBalancerAddServiceOpts{Protocol: hcloud.LoadBalancerServiceProtocolTCP,
-		ListenPort: hcloud.Ptr(443), DestinationPort: hcloud.Ptr(port), Proxyprotocol: hcloud.Ptr(false), HealthCheck: tcpCheck(port)}); err != nil {
-		t.Fatal(err)
-	}
+	lb := e.newTCPLoadBalancer(t, 443, port)
 	if _, _, err := c.LoadBalancer.AddServerTarget(ctx(t), lb, hcloud.LoadBalancerAddServerTargetOpts{Server: srv}); err != nil {
 		t.Fatal(err)
 	}

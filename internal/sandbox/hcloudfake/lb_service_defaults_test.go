@@ -38,11 +38,12 @@ func rawJSON(t *testing.T, e *env, method, path, body string) (int, map[string]a
 func rawServices(t *testing.T, e *env, id string) map[float64]map[string]any {
 	t.Helper()
 	status, body := rawJSON(t, e, http.MethodGet, "/load_balancers/"+id, "")
-	if status != http.StatusOK {
+	lb, _ := body["load_balancer"].(map[string]any)
+	if status != http.StatusOK || lb == nil {
 		t.Fatalf("get load balancer %s: %d %v", id, status, body)
 	}
 	out := map[float64]map[string]any{}
-	for _, s := range body["load_balancer"].(map[string]any)["services"].([]any) {
+	for _, s := range lb["services"].([]any) {
 		m := s.(map[string]any)
 		out[m["listen_port"].(float64)] = m
 	}
