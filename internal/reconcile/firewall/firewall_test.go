@@ -43,11 +43,7 @@ func (f *fakeClient) GetByID(_ context.Context, id int64) (*hcloud.Firewall, *hc
 }
 
 func (f *fakeClient) AllWithOpts(_ context.Context, opts hcloud.FirewallListOpts) ([]*hcloud.Firewall, error) {
-	var out []*hcloud.Firewall
-	for _, fw := range f.fws {
-		out = append(out, fw)
-	}
-	return out, nil
+	return reconciletest.ByID(f.fws), nil
 }
 
 func (f *fakeClient) Create(_ context.Context, opts hcloud.FirewallCreateOpts) (hcloud.FirewallCreateResult, *hcloud.Response, error) {

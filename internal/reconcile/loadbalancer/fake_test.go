@@ -3,7 +3,6 @@ package loadbalancer
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
@@ -47,11 +46,7 @@ func (f *fakeClient) GetByID(_ context.Context, id int64) (*hcloud.LoadBalancer,
 
 func (f *fakeClient) AllWithOpts(_ context.Context, opts hcloud.LoadBalancerListOpts) ([]*hcloud.LoadBalancer, error) {
 	f.selectors = append(f.selectors, opts.LabelSelector)
-	var out []*hcloud.LoadBalancer
-	for _, id := range slices.Sorted(maps.Keys(f.lbs)) {
-		out = append(out, f.lbs[id])
-	}
-	return out, nil
+	return reconciletest.ByID(f.lbs), nil
 }
 
 func (f *fakeClient) Create(_ context.Context, opts hcloud.LoadBalancerCreateOpts) (hcloud.LoadBalancerCreateResult, *hcloud.Response, error) {

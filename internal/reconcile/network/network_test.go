@@ -38,11 +38,7 @@ func (f *fakeClient) GetByID(_ context.Context, id int64) (*hcloud.Network, *hcl
 }
 
 func (f *fakeClient) AllWithOpts(context.Context, hcloud.NetworkListOpts) ([]*hcloud.Network, error) {
-	var out []*hcloud.Network
-	for _, n := range f.nets {
-		out = append(out, n)
-	}
-	return out, nil
+	return reconciletest.ByID(f.nets), nil
 }
 
 func (f *fakeClient) Create(_ context.Context, opts hcloud.NetworkCreateOpts) (*hcloud.Network, *hcloud.Response, error) {

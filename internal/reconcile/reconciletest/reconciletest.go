@@ -6,6 +6,8 @@ package reconciletest
 
 import (
 	"context"
+	"maps"
+	"slices"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 )
@@ -46,4 +48,14 @@ func RetryLocked(tries *int) func(context.Context, func() error) error {
 			}
 		}
 	}
+}
+
+// ByID lists an in-memory client's resources in the order of their IDs,
+// as a listing of them answers.
+func ByID[T any](m map[int64]T) []T {
+	var out []T
+	for _, id := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, m[id])
+	}
+	return out
 }

@@ -25,11 +25,7 @@ func (f *fakeClient) GetByID(_ context.Context, id int64) (*hcloud.Volume, *hclo
 }
 
 func (f *fakeClient) AllWithOpts(context.Context, hcloud.VolumeListOpts) ([]*hcloud.Volume, error) {
-	var out []*hcloud.Volume
-	for _, v := range f.vols {
-		out = append(out, v)
-	}
-	return out, nil
+	return reconciletest.ByID(f.vols), nil
 }
 
 func (f *fakeClient) Create(_ context.Context, opts hcloud.VolumeCreateOpts) (hcloud.VolumeCreateResult, *hcloud.Response, error) {
