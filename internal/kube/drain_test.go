@@ -4,66 +4,25 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os/exec"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/siderolabs/talos/pkg/machinery/config/generate"
-	"github.com/siderolabs/talos/pkg/machinery/config/machine"
-
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubereal"
-	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubereal/kubebin"
-	"github.com/ohmytalos/ohmytalos/internal/talos"
+	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubereal/kubetest"
 )
 
 // realClient is a client against a real control plane (kubereal: etcd,
 // kube-apiserver, kube-controller-manager and kube-scheduler, configured
-// as Talos configures them) with one simulated kubelet, w-1, started as
-// kubereal's own tests start them. It skips without go on PATH (the
+// as Talos configures them; kubetest starts it as kubereal's own tests
+// do) with one simulated kubelet, w-1. It skips without go on PATH (the
 // binaries are built from source on first use).
 func realClient(t *testing.T) (*Client, *kubereal.Kubelet) {
 	t.Helper()
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("the real Kubernetes control plane is built from source: no go command on PATH")
-	}
-	buildCtx, cancelBuild := context.WithTimeout(t.Context(), 25*time.Minute)
-	defer cancelBuild()
-	bins, err := kubebin.Ensure(buildCtx, kubebin.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := talos.NewBundle("v1.13.9")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bundle, err := talos.LoadBundle(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	in, err := generate.NewInput("drain", "https://10.0.1.100:6443", "1.36.3", generate.WithSecretsBundle(bundle))
-	if err != nil {
-		t.Fatal(err)
-	}
-	mc, err := in.Config(machine.TypeControlPlane)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cl := mc.Cluster()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	cp, err := kubereal.Start(ctx, kubereal.Config{
-		Binaries: bins, Dir: t.TempDir(),
-		CA: bundle.Certs.K8s, AggregatorCA: bundle.Certs.K8sAggregator, ServiceAccountKey: bundle.Certs.K8sServiceAccount,
-		SecretboxKey: bundle.Secrets.SecretboxEncryptionSecret, Endpoint: cl.Endpoint().String(),
-		ServiceCIDRs: cl.Network().ServiceCIDRs(), PodCIDRs: cl.Network().PodCIDRs(),
-		Admission: kubereal.AdmissionFromTalos(cl.APIServer().AdmissionControl()),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(cp.Stop)
+	cp := kubetest.Start(t, ctx, "drain")
 	k, err := cp.StartKubelet(ctx, kubereal.KubeletConfig{Name: "w-1", Version: "v1.36.3", InternalIP: "10.0.2.1", PodStart: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
