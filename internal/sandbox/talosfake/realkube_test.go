@@ -259,13 +259,7 @@ func errString(err error) string {
 func checkServingCertSANs(t *testing.T, kubeconfig []byte, endpoint, privateIP string) {
 	t.Helper()
 
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(cfg.CAData)
+	pool := kubeconfigCAs(t, kubeconfig)
 
 	host, _, _ := net.SplitHostPort(endpoint)
 
@@ -289,13 +283,7 @@ func checkServingCertSANs(t *testing.T, kubeconfig []byte, endpoint, privateIP s
 func checkFirewall(t *testing.T, kubeconfig []byte, endpoint string, firewalled *atomic.Bool) {
 	t.Helper()
 
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	pool := x509.NewCertPool()
-	pool.AppendCertsFromPEM(cfg.CAData)
+	pool := kubeconfigCAs(t, kubeconfig)
 	tc := &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool, ServerName: "localhost"}
 	dialer := &net.Dialer{Timeout: 5 * time.Second}
 
@@ -351,4 +339,21 @@ func checkTalosNodeLabels(t *testing.T, ctx context.Context, cs *kubernetes.Clie
 	if want := []string{"node-91", "node-92", "node-93"}; !slices.Equal(names, want) {
 		t.Fatalf("nodes = %v, want %v", names, want)
 	}
+}
+
+// kubeconfigCAs is the pool of the kubeconfig's cluster CA.
+func kubeconfigCAs(t *testing.T, kubeconfig []byte) *x509.CertPool {
+	t.Helper()
+
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(cfg.CAData) {
+		t.Fatal("the kubeconfig's cluster has no CA certificate")
+	}
+
+	return pool
 }
