@@ -25,8 +25,8 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/state"
 )
 
-// miniAPI is a small stateful Kubernetes API for the addons step until the
-// sandbox's own (internal/sandbox/kubefake) lands: discovery of the groups
+// miniAPI is a small stateful Kubernetes API for the addons step's unit
+// tests, which need no real control plane: discovery of the groups
 // the add-ons use, server-side apply (refused without the apply content
 // type or a field manager), get, list by one label, delete, and a control
 // loop: nodes turn Ready once a DaemonSet writes the CNI config (one mounts

@@ -80,9 +80,7 @@ func TestDoctorLBPending(t *testing.T) {
 	// plane's OpenAPI documents, which kubefake does not serve; its pending LoadBalancer event comes from kubefake,
 	// which the real control plane's simulators do not offer yet (issue 23).
 	t.Skip("helm needs the real control plane; its pending LoadBalancer event comes from kubefake (issue 23)")
-	c := startDoctorClusterWith(t, nil, sandbox.Options{
-		FakeKubernetes: true,
-	})
+	c := startDoctorClusterWith(t, nil, sandbox.Options{})
 	if err := c.apply(t, engine.Options{}); err != nil {
 		t.Fatalf("apply the seed spec in the sandbox: %v", err)
 	}

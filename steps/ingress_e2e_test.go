@@ -35,19 +35,13 @@ func (c *doctorCluster) ingressLB(t *testing.T) *hcloud.LoadBalancer {
 	return lb
 }
 
-// TestIngressServesOnTheFirstApply is issue 20's "done when": after
-// apply on the seed spec and the ingress Traefik, an HTTP request through
-// the sandbox's load balancer gets Traefik's 404, lb-targets and
-// lb-owners pass, and a second apply changes nothing on the load
-// balancer the cloud controller manages.
-func TestIngressServesOnTheFirstApply(t *testing.T) {
-	ingressServesOnTheFirstApply(t, false)
-}
-
-// TestIngressServesOnTheFirstApplyOnRealKubernetes is the same on the
-// sandbox's real control plane: the simulated cloud controller adopts the
-// load balancer for the Service, and kubereal's Traefik stand-in answers
-// on the workers' node ports.
+// TestIngressServesOnTheFirstApplyOnRealKubernetes is issue 20's "done
+// when" on the sandbox's real control plane: after apply on the seed spec,
+// which installs the ingress Traefik, the simulated cloud controller adopts the load
+// balancer for the Service, kubereal's Traefik stand-in answers on the
+// workers' node ports, an HTTP request through the sandbox's load
+// balancer gets Traefik's 404, lb-targets and lb-owners pass, and a second
+// apply changes nothing on the load balancer the cloud controller manages.
 func TestIngressServesOnTheFirstApplyOnRealKubernetes(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("the real Kubernetes control plane is built from source: no go command on PATH")
@@ -59,11 +53,7 @@ func TestIngressServesOnTheFirstApplyOnRealKubernetes(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("XDG_CACHE_HOME", cache)
-	ingressServesOnTheFirstApply(t, true)
-}
-
-func ingressServesOnTheFirstApply(t *testing.T, realKube bool) {
-	c := startDoctorClusterWith(t, nil, sandbox.Options{FakeKubernetes: !realKube})
+	c := startDoctorClusterWith(t, nil, sandbox.Options{})
 	if err := c.apply(t, engine.Options{}); err != nil {
 		t.Fatalf("apply the seed spec in the sandbox: %v", err)
 	}

@@ -124,16 +124,10 @@ func (g *globals) deps(ctx context.Context, log *slog.Logger) (*steps.Deps, *san
 	return d, sb, func() { sb.Close() }, nil
 }
 
-// FakeKubernetesEnv set to 1 makes the sandbox serve its built-in fake
-// Kubernetes API instead of the real control plane (sandbox serve's
-// --fake-kubernetes, for init --sandbox and the other commands).
-const FakeKubernetesEnv = "OHMYTALOS_SANDBOX_FAKE_KUBERNETES"
-
 // sandboxDemoOptions paces the in-process sandbox like Hetzner, sped up:
 // a whole cluster comes up in about a minute.
 func sandboxDemoOptions(log *slog.Logger) sandbox.Options {
 	return sandbox.Options{
-		FakeKubernetes: os.Getenv(FakeKubernetesEnv) == "1",
 		ActionDuration: 500 * time.Millisecond,
 		Durations: map[string]time.Duration{
 			"create_server": 2 * time.Second, "create_image": 3 * time.Second,
