@@ -2,6 +2,7 @@ package addons
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ohmytalos/ohmytalos/internal/charts"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
@@ -111,6 +112,19 @@ func ChartOf(name string) (Chart, bool) {
 	return Chart{}, false
 }
 
+// chartNamed is ChartOf, or an error naming the add-ons that come from a
+// chart.
+func chartNamed(name string) (Chart, error) {
+	if c, ok := ChartOf(name); ok {
+		return c, nil
+	}
+	var keys []string
+	for _, c := range pins() {
+		keys = append(keys, c.Key)
+	}
+	return Chart{}, fmt.Errorf("add-on %q comes from no chart: use one of %s", name, strings.Join(keys, ", "))
+}
+
 // ChartRef is the chart to install for an add-on of a defaulted spec: the
 // pin, at the chart version of addons.KEY.version (spec.ChartVersion),
 // with addons.KEY.chart's fields over it. The digest is the pinned one
@@ -118,9 +132,9 @@ func ChartOf(name string) (Chart, bool) {
 // know, and the operator's when chart.digest is set. A chart.path is
 // resolved against the spec file's folder.
 func ChartRef(sp *spec.Spec, name string) (charts.Ref, error) {
-	c, ok := ChartOf(name)
-	if !ok {
-		return charts.Ref{}, fmt.Errorf("add-on %q comes from no chart: use one of cilium, hcloudCCM, hcloudCSI, longhorn, metricsServer, ingress", name)
+	c, err := chartNamed(name)
+	if err != nil {
+		return charts.Ref{}, err
 	}
 	a, ok := specAddon(sp, c.Key)
 	if !ok {
