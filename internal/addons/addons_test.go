@@ -317,3 +317,16 @@ func TestPruning(t *testing.T) {
 		}
 	}
 }
+
+// An add-on that comes from no chart is refused by ChartRef and Values
+// alike, naming every add-on that does.
+func TestUnknownChartAddonNamesTheChoices(t *testing.T) {
+	sp := testSpec(t, nil)
+	_, refErr := ChartRef(sp, "nope")
+	_, valErr := Values(sp, Inputs{}, "nope")
+	for _, err := range []error{refErr, valErr} {
+		if err == nil || err.Error() != `add-on "nope" comes from no chart: use one of cilium, hcloudCCM, hcloudCSI, longhorn, metricsServer, ingress` {
+			t.Errorf("err = %v", err)
+		}
+	}
+}

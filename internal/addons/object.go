@@ -7,6 +7,7 @@ package addons
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 )
@@ -185,4 +186,13 @@ func (o Object) Label(key string) string {
 	l, _ := o.meta()["labels"].(map[string]any)
 	s, _ := l[key].(string)
 	return s
+}
+
+// workload is an apps/v1 kind (Deployment, DaemonSet) named name in ns:
+// its selector matches sel and its pod template carries sel; extra are
+// the spec's other fields (replicas, strategy) and pod is the pod spec.
+func workload(kind, ns, name string, sel, extra, pod m) Object {
+	spec := m{"selector": m{"matchLabels": sel}, "template": m{"metadata": m{"labels": sel}, "spec": pod}}
+	maps.Copy(spec, extra)
+	return newObject("apps/v1", kind, ns, name).with("spec", spec)
 }
