@@ -10,6 +10,7 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/addons"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/spec"
 )
 
 // ingressLBIPv6 is the ingress load balancer's public IPv6, read by the
@@ -114,6 +115,14 @@ func (s *Addons) waitIngressLB(ctx context.Context, env *engine.Env, emit engine
 	if !env.Spec.Addons.Ingress.On() {
 		return nil
 	}
+	name := addons.IngressLBName(env.Spec)
+	if lbPoolServers(env.Spec) == 0 {
+		// Nothing can become a target: say so, and let the doctor's
+		// lb-targets check show it (field notes, pitfall 3).
+		emit(engine.Event{Kind: engine.KindWarning, Resource: "lb/" + name,
+			Message: "ingress load balancer " + name + " gets no targets: the pools with loadBalancer: true have no servers (control planes are excluded from load balancers), so nothing answers behind it; give a worker pool servers"})
+		return nil
+	}
 	r, ok := env.State.Resource(keyIngressLB)
 	if !ok || r.ID == 0 {
 		return fmt.Errorf("the ingress load balancer is not in the state: run the pools step first (addons.ingress binds Traefik's Service to it)")
@@ -122,7 +131,6 @@ func (s *Addons) waitIngressLB(ctx context.Context, env *engine.Env, emit engine
 	if err != nil {
 		return err
 	}
-	name := addons.IngressLBName(env.Spec)
 	res := "lb/" + name
 	last, lastErr := "", error(nil)
 	for {
@@ -152,4 +160,15 @@ func (s *Addons) waitIngressLB(ctx context.Context, env *engine.Env, emit engine
 				name, s.d.nodeTimeout(), why, werr)
 		}
 	}
+}
+
+// lbPoolServers counts the servers of the pools with loadBalancer: true.
+func lbPoolServers(sp *spec.Spec) int {
+	n := 0
+	for _, p := range sp.Pools {
+		if p.InLoadBalancer() {
+			n += p.Count
+		}
+	}
+	return n
 }
