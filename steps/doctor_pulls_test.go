@@ -12,7 +12,6 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/doctor"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox"
-	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubefake"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/talosfake"
 )
 
@@ -26,13 +25,9 @@ func pinnedPod(name, node, image string) *corev1.Pod {
 // and cannot reach ghcr.io; the kubelet reports ErrImagePull and
 // ImagePullBackOff, and image-pulls names each node with its cause.
 func TestDoctorImagePulls(t *testing.T) {
-	// The add-ons are Helm releases, and helm needs the real control
-	// plane's OpenAPI documents, which kubefake does not serve; its registry faults are kubefake's kubelets,
-	// which the real control plane's simulators do not offer yet (issue 23).
-	t.Skip("helm needs the real control plane; its registry faults are kubefake's kubelets (issue 23)")
-	c := startDoctorClusterWith(t, nil, sandbox.Options{
-		FakeKubernetes: true,
-	})
+	// The real control plane (the default): helm needs its OpenAPI
+	// documents; the registry faults answer its simulated kubelets' pulls.
+	c := startDoctorClusterWith(t, nil, sandbox.Options{})
 	if err := c.apply(t, engine.Options{}); err != nil {
 		t.Fatalf("apply the seed spec in the sandbox: %v", err)
 	}
@@ -46,7 +41,7 @@ func TestDoctorImagePulls(t *testing.T) {
 	if worker == 0 {
 		t.Fatal("no server demo-worker-1 in the sandbox")
 	}
-	if err := c.sb.Talos.SetRegistryFault(worker, kubefake.RegistryFault{Forbidden: []string{"registry.k8s.io"}}); err != nil {
+	if err := c.sb.Talos.SetRegistryFault(worker, talosfake.RegistryFault{Forbidden: []string{"registry.k8s.io"}}); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()

@@ -93,7 +93,7 @@ func (n *Node) realKubeletRegistration() (realKubelet, error) {
 	rr := realKubelet{labels: reg.Labels, cfg: kubereal.KubeletConfig{
 		Name: reg.Name, Version: reg.KubeletVersion, OSImage: reg.OSImage,
 		InternalIP: reg.InternalIP, ExternalIP: n.opts.PublicIP, Labels: reg.Labels,
-		PullDelay: n.cluster.opts.ImagePullDelay,
+		PullDelay: n.cluster.opts.ImagePullDelay, PullError: n.kubeletPullError(),
 	}}
 
 	for _, t := range reg.Taints {
