@@ -81,9 +81,8 @@ func TestInitSandboxInTmux(t *testing.T) {
 	work := filepath.Join(dir, "demo")
 	os.MkdirAll(work, 0o755)
 	s := &tmuxSession{t: t, socket: fmt.Sprintf("ohmytalos-e2e-%d", os.Getpid()), name: "wizard"}
-	fakeKube := FakeKubernetesEnv + "=1" // needs the CCM service controller: load balancer targets (issue 23)
-	cmd := fmt.Sprintf("cd %s && %s OHMYTALOS_AGE_KEY_FILE=%s/age.key HCLOUD_TOKEN= TERM=xterm-256color %s init --sandbox; echo EXITED $?; sleep 600",
-		work, fakeKube, dir, bin)
+	cmd := fmt.Sprintf("cd %s && OHMYTALOS_AGE_KEY_FILE=%s/age.key HCLOUD_TOKEN= TERM=xterm-256color %s init --sandbox; echo EXITED $?; sleep 600",
+		work, dir, bin)
 	start := time.Now()
 	s.tmux("new-session", "-d", "-s", s.name, "-x", "120", "-y", "40", cmd)
 	t.Cleanup(func() { exec.Command("tmux", "-L", s.socket, "kill-server").Run() })
