@@ -88,7 +88,7 @@ func TestDoctorLBPending(t *testing.T) {
 	if _, err := cs.CoreV1().Services("default").Create(ctx, lbKubeService("shop", nil), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "an address on default/shop from the seed's controller", func() (bool, string) {
+	waitForWithin(t, time.Minute, "an address on default/shop from the seed's controller", func() (bool, string) {
 		shop, err := cs.CoreV1().Services("default").Get(ctx, "shop", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -113,7 +113,7 @@ func TestDoctorLBPending(t *testing.T) {
 	if _, err := cs.CoreV1().Services("default").Create(ctx, lbKubeService("web", nil), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the controller's event on default/web", func() (bool, string) {
+	waitForWithin(t, time.Minute, "the controller's event on default/web", func() (bool, string) {
 		evs, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=web,reason=SyncLoadBalancerFailed"})
 		shop, serr := cs.CoreV1().Services("default").Get(ctx, "shop", metav1.GetOptions{})
 		if err != nil || serr != nil {

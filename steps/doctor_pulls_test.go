@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -52,7 +53,7 @@ func TestDoctorImagePulls(t *testing.T) {
 	}
 	t.Cleanup(n.Stop)
 	cs := c.kubeClient(t)
-	waitFor(t, "the IPv6-only node registered", func() (bool, string) {
+	waitForWithin(t, time.Minute, "the IPv6-only node registered", func() (bool, string) {
 		_, err := cs.CoreV1().Nodes().Get(ctx, "v6-only", metav1.GetOptions{})
 		return err == nil, fmt.Sprint(err)
 	})
@@ -65,7 +66,7 @@ func TestDoctorImagePulls(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "both pulls backing off", func() (bool, string) {
+	waitForWithin(t, time.Minute, "both pulls backing off", func() (bool, string) {
 		var got []string
 		for _, name := range []string{"agnhost", "flannel"} {
 			p, err := cs.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})
