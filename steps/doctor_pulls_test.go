@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -25,10 +26,8 @@ func pinnedPod(name, node, image string) *corev1.Pod {
 // and cannot reach ghcr.io; the kubelet reports ErrImagePull and
 // ImagePullBackOff, and image-pulls names each node with its cause.
 func TestDoctorImagePulls(t *testing.T) {
-	// The add-ons are Helm releases, and helm needs the real control
-	// plane's OpenAPI documents, which kubefake does not serve; its registry faults are kubefake's kubelets,
-	// which the real control plane's simulators do not offer yet (issue 23).
-	t.Skip("helm needs the real control plane; its registry faults are kubefake's kubelets (issue 23)")
+	// The real control plane (the default): helm needs its OpenAPI
+	// documents; the registry faults answer its simulated kubelets' pulls.
 	c := startDoctorClusterWith(t, nil, sandbox.Options{})
 	if err := c.apply(t, engine.Options{}); err != nil {
 		t.Fatalf("apply the seed spec in the sandbox: %v", err)
@@ -54,7 +53,7 @@ func TestDoctorImagePulls(t *testing.T) {
 	}
 	t.Cleanup(n.Stop)
 	cs := c.kubeClient(t)
-	waitFor(t, "the IPv6-only node registered", func() (bool, string) {
+	waitForWithin(t, time.Minute, "the IPv6-only node registered", func() (bool, string) {
 		_, err := cs.CoreV1().Nodes().Get(ctx, "v6-only", metav1.GetOptions{})
 		return err == nil, fmt.Sprint(err)
 	})
@@ -67,7 +66,7 @@ func TestDoctorImagePulls(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "both pulls backing off", func() (bool, string) {
+	waitForWithin(t, time.Minute, "both pulls backing off", func() (bool, string) {
 		var got []string
 		for _, name := range []string{"agnhost", "flannel"} {
 			p, err := cs.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})

@@ -50,6 +50,8 @@ type Cluster struct {
 	failUpgrade map[int64]bool
 	// deleted lists servers forgotten with ForgetServer.
 	deleted map[int64]bool
+	// pulls decides which image pulls fail per server (registryfault.go).
+	pulls registryFaults
 }
 
 // installInfo is the Talos version and schematic installed on a disk.

@@ -103,6 +103,7 @@ func (n *Node) realKubeletRegistration() (realKubelet, error) {
 		InternalIP: cmp.Or(n.opts.PrivateIP, n.opts.PublicIP),
 		ExternalIP: n.opts.PublicIP,
 		PullDelay:  n.cluster.opts.ImagePullDelay,
+		PullError:  n.kubeletPullError(),
 	}}
 
 	if rr.labels == nil {
