@@ -24,34 +24,15 @@ type inventory struct {
 // two snapshots with the same labels.
 func checkInventory(ctx context.Context, t *testing.T, c *hcloud.Client, want inventory) {
 	t.Helper()
-	nets, err := c.Network.All(ctx)
-	if err != nil {
-		t.Fatalf("list networks: %v", err)
-	}
-	pgs, err := c.PlacementGroup.All(ctx)
-	if err != nil {
-		t.Fatalf("list placement groups: %v", err)
-	}
-	fws, err := c.Firewall.All(ctx)
-	if err != nil {
-		t.Fatalf("list firewalls: %v", err)
-	}
-	lbs, err := c.LoadBalancer.All(ctx)
-	if err != nil {
-		t.Fatalf("list load balancers: %v", err)
-	}
-	servers, err := c.Server.All(ctx)
-	if err != nil {
-		t.Fatalf("list servers: %v", err)
-	}
-	snaps, err := c.Image.AllWithOpts(ctx, hcloud.ImageListOpts{Type: []hcloud.ImageType{hcloud.ImageTypeSnapshot}})
-	if err != nil {
-		t.Fatalf("list snapshots: %v", err)
-	}
-	keys, err := c.SSHKey.All(ctx)
-	if err != nil {
-		t.Fatalf("list ssh keys: %v", err)
-	}
+	nets := listAll(ctx, t, "networks", c.Network.All)
+	pgs := listAll(ctx, t, "placement groups", c.PlacementGroup.All)
+	fws := listAll(ctx, t, "firewalls", c.Firewall.All)
+	lbs := listAll(ctx, t, "load balancers", c.LoadBalancer.All)
+	servers := listAll(ctx, t, "servers", c.Server.All)
+	snaps := listAll(ctx, t, "snapshots", func(ctx context.Context) ([]*hcloud.Image, error) {
+		return c.Image.AllWithOpts(ctx, hcloud.ImageListOpts{Type: []hcloud.ImageType{hcloud.ImageTypeSnapshot}})
+	})
+	keys := listAll(ctx, t, "ssh keys", c.SSHKey.All)
 	got := inventory{len(nets), len(pgs), len(fws), len(lbs), len(servers), len(snaps)}
 	if got != want {
 		var names []string
@@ -79,6 +60,17 @@ func checkInventory(ctx context.Context, t *testing.T, c *hcloud.Client, want in
 			t.Errorf("temporary server %s left behind", s.Name)
 		}
 	}
+}
+
+// listAll is what list returns; it fails t, naming what, when the list
+// fails.
+func listAll[T any](ctx context.Context, t *testing.T, what string, list func(context.Context) ([]T, error)) []T {
+	t.Helper()
+	all, err := list(ctx)
+	if err != nil {
+		t.Fatalf("list %s: %v", what, err)
+	}
+	return all
 }
 
 func labelKey(l map[string]string) string {

@@ -81,6 +81,7 @@ func (c *cluster) deps() *steps.Deps {
 			Meter:          cloud.NewMeter(nil),
 			FactoryURL:     c.sb.FactoryURL,
 			IPEchoURL:      c.sb.IPEchoURL,
+			ChartMirror:    c.sb.ChartsURL,
 			HTTP:           &http.Client{Timeout: time.Minute},
 			HCloudEndpoint: endpoint,
 			PollInterval:   c.poll,

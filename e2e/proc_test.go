@@ -67,7 +67,7 @@ func startServe(t *testing.T, bin string, args ...string) *standalone {
 		close(lines)
 	}()
 	want := []string{"HCLOUD_ENDPOINT", "HCLOUD_TOKEN", "OHMYTALOS_FACTORY_URL", "OHMYTALOS_IP_ECHO_URL", "OHMYTALOS_RESCUE_SSH_PORT",
-		"OHMYTALOS_BW_SERVE_URL", "OHMYTALOS_BW_ITEM"}
+		"OHMYTALOS_BW_SERVE_URL", "OHMYTALOS_BW_ITEM", "OHMYTALOS_CHART_MIRROR"}
 	missing := func() bool {
 		return slices.ContainsFunc(want, func(k string) bool { return s.env[k] == "" })
 	}

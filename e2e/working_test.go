@@ -29,8 +29,9 @@ func TestWorkingClusterFromSandboxServe(t *testing.T) {
 		t.Skip("builds the binary and a cluster")
 	}
 	bin := buildBinary(t)
-	sb := startServe(t, bin, "--action-duration", "50ms", "--boot-delay", "200ms",
-		"--fake-kubernetes") // needs the CSI driver: the claim binds and attaches (issue 23)
+	// The real control plane (the default): the add-ons are Helm
+	// releases, and helm needs its OpenAPI documents.
+	sb := startServe(t, bin, "--action-duration", "50ms", "--boot-delay", "200ms")
 	dir, keyFile := seedDir(t)
 	env := sb.environ("OHMYTALOS_AGE_KEY_FILE="+keyFile, "NO_COLOR=1")
 
@@ -113,9 +114,18 @@ func TestWorkingClusterFromSandboxServe(t *testing.T) {
 	claimBinds(ctx, t, cs)
 	// The claim is a Hetzner volume the CSI driver made, labelled for the
 	// cluster (so destroy finds it) and attached to the pod's server.
-	vols, err := hc.Volume.AllWithOpts(ctx, hcloud.VolumeListOpts{ListOpts: hcloud.ListOpts{LabelSelector: "managed-by=csi-driver,ohmytalos.io/cluster=demo"}})
+	// The attach follows the pod's scheduling: wait for it, bounded.
+	var vols []*hcloud.Volume
+	deadline := time.Now().Add(time.Minute)
+	for {
+		vols, err = hc.Volume.AllWithOpts(ctx, hcloud.VolumeListOpts{ListOpts: hcloud.ListOpts{LabelSelector: "managed-by=csi-driver,ohmytalos.io/cluster=demo"}})
+		if (err == nil && len(vols) == 1 && vols[0].Server != nil) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
 	if err != nil || len(vols) != 1 || vols[0].Server == nil {
-		t.Errorf("CSI volumes %v (%v), want one, attached", vols, err)
+		t.Errorf("CSI volumes %v (%v), want one, attached within a minute", vols, err)
 	}
 	serviceGetsAddress(ctx, t, cs)
 }

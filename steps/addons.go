@@ -27,9 +27,17 @@ func (s *Addons) Title() string { return "Add-ons: Cilium, Hetzner CCM and CSI" 
 // After implements engine.Dependent.
 func (s *Addons) After() []engine.StepName { return []engine.StepName{StepBootstrap} }
 
-// Plan implements engine.Step.
+// Plan implements engine.Step: the typed objects against the state's
+// record, each release as install, upgrade, reuse or handed over (from
+// the cluster when it answers, else from the record), and a warning per
+// required value the operator's values override.
 func (s *Addons) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error) {
-	rendered, err := addons.Render(env.Spec, planInputs(env))
+	in := planInputs(env)
+	rendered, err := addons.Render(env.Spec, in)
+	if err != nil {
+		return engine.Plan{}, err
+	}
+	rels, err := wantedReleases(env.Spec, in)
 	if err != nil {
 		return engine.Plan{}, err
 	}
@@ -39,20 +47,42 @@ func (s *Addons) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error)
 	}
 	p := engine.Plan{}
 	for _, a := range rendered {
-		detail := fmt.Sprintf("%d objects", len(a.Objects))
-		if a.Version != "" {
-			detail += ", " + a.Version
+		if _, fromChart := addons.ChartOf(a.Name); !fromChart {
+			p.Items = append(p.Items, addonPlanItem(a, applied[a.Name], fmt.Sprintf("%d typed objects", len(a.Objects))))
 		}
-		if a.Name == addons.Cilium {
-			detail += ", " + addons.CiliumSummary(env.Spec)
-		}
-		p.Items = append(p.Items, addonPlanItem(a, applied[a.Name], detail))
 	}
+	var looker *releaseLooker
+	if s.d != nil {
+		lctx, cancel := context.WithTimeout(ctx, planClusterTimeout)
+		defer cancel()
+		looker = s.d.newReleaseLooker(lctx, env)
+	}
+	for _, r := range rels {
+		item := releasePlanItem(r, looker, applied[releaseRecordKey(r.Addon)])
+		if r.Addon == addons.Cilium {
+			item.Detail += ", " + addons.CiliumSummary(env.Spec)
+		}
+		p.Items = append(p.Items, item)
+	}
+	gone, err := removedExtras(env, rels)
+	if err != nil {
+		return engine.Plan{}, err
+	}
+	for _, x := range gone {
+		p.Items = append(p.Items, engine.PlanItem{Action: engine.ActionDelete, Kind: "addon", Name: x.Name,
+			Detail: "uninstall helm release " + x.Namespace + "/" + x.Name + ": addons.extra no longer lists it"})
+	}
+	p.Notes = append(p.Notes, requiredWarnings(rels)...)
 	on := addons.Enabled(env.Spec)
 	for _, n := range addons.Names() {
-		if !on[n] {
-			p.Notes = append(p.Notes, n+" is switched off: objects it left in the cluster are pruned (CRDs and namespaces are kept)")
+		if on[n] {
+			continue
 		}
+		if c, ok := addons.ChartOf(n); ok {
+			p.Notes = append(p.Notes, n+" is switched off: its helm release "+c.Release.Name+" is uninstalled when present (CRDs and volume data are kept)")
+			continue
+		}
+		p.Notes = append(p.Notes, n+" is switched off: objects it left in the cluster are pruned (CRDs and namespaces are kept)")
 	}
 	p.Items = append(p.Items, engine.PlanItem{Action: "wait", Kind: "nodes", Name: fmt.Sprintf("%d nodes", len(env.Spec.Nodes())), Detail: "Ready, with a provider ID"})
 	return p, nil
@@ -66,6 +96,9 @@ func (d *Deps) addonInputs(ctx context.Context, env *engine.Env) (addons.Inputs,
 	}
 	var err error
 	if in.Backup, err = d.backupInputs(ctx, env); err != nil {
+		return in, err
+	}
+	if in.IngressLBIPv6, err = d.ingressLBIPv6(ctx, env); err != nil {
 		return in, err
 	}
 	on := addons.Enabled(env.Spec)
@@ -105,7 +138,10 @@ func RenderAddons(ctx context.Context, d *Deps, env *engine.Env, redact bool) ([
 	return addons.Render(env.Spec, in)
 }
 
-// Apply implements engine.Step.
+// Apply implements engine.Step. The add-ons from upstream charts are
+// Helm releases; what has no chart (the hcloud Secret, the longhorn
+// Namespace, the metadata policy, talos-backup) is applied as typed
+// objects, the Secret and Namespace before the releases, the rest after.
 func (s *Addons) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) error {
 	in, err := s.d.addonInputs(ctx, env)
 	if err != nil {
@@ -115,32 +151,77 @@ func (s *Addons) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) e
 	if err != nil {
 		return err
 	}
+	rels, err := wantedReleases(env.Spec, in)
+	if err != nil {
+		return err
+	}
 	c, err := s.d.Kube(ctx, env)
+	if err != nil {
+		return err
+	}
+	rc, err := s.d.Releases(ctx, env)
 	if err != nil {
 		return err
 	}
 	wctx, cancel := context.WithTimeout(ctx, s.d.nodeTimeout())
 	defer cancel()
+	before, after := addons.TypedObjects(rendered)
 	desired := map[string]bool{}
-	for _, a := range rendered {
-		// One resource per add-on ("addon/cilium"): its objects are the
-		// stages, so a screen shows one line per add-on, not one per object.
-		for i, o := range a.Objects {
-			if err := s.apply(wctx, c, o); err != nil {
-				return fmt.Errorf("add-on %s: apply %s: %w", a.Name, o.Ref(), err)
-			}
-			desired[o.Ref()] = true
-			emit(engine.Event{Kind: engine.KindResource, Action: "apply", Resource: "addon/" + a.Name,
-				Message: fmt.Sprintf("%s applied (%d/%d objects, server-side, field manager %s)", o.Ref(), i+1, len(a.Objects), kube.FieldManager)})
-		}
+	if err := s.applyTyped(wctx, c, before, desired, emit); err != nil {
+		return err
 	}
-	if err := s.prune(wctx, c, desired, emit); err != nil {
+	if err := s.ensureReleases(wctx, env, c, rc, rels, emit); err != nil {
+		return err
+	}
+	if err := s.uninstallSwitchedOff(wctx, env, rc, emit); err != nil {
+		return err
+	}
+	if err := s.uninstallRemovedExtras(wctx, env, rc, rels, emit); err != nil {
+		return err
+	}
+	if err := s.applyTyped(wctx, c, after, desired, emit); err != nil {
+		return err
+	}
+	if err := s.prune(wctx, c, desired, handedOver(rels), emit); err != nil {
 		return err
 	}
 	if err := recordAddons(env); err != nil {
 		return err
 	}
-	return s.wait(wctx, c, env, rendered, emit)
+	if err := recordReleases(env, rels); err != nil {
+		return err
+	}
+	if err := s.wait(wctx, c, env, rendered, emit); err != nil {
+		return err
+	}
+	return s.waitIngressLB(wctx, env, emit)
+}
+
+// applyTyped applies typed objects by server-side apply, one resource
+// per add-on ("addon/cilium") with the objects as its stages.
+func (s *Addons) applyTyped(ctx context.Context, c *kube.Client, objs []addons.Object, desired map[string]bool, emit engine.Emit) error {
+	for i, o := range objs {
+		name := o.Label(addons.LabelAddon)
+		if err := s.apply(ctx, c, o); err != nil {
+			return fmt.Errorf("add-on %s: apply %s: %w", name, o.Ref(), err)
+		}
+		desired[o.Ref()] = true
+		emit(engine.Event{Kind: engine.KindResource, Action: "apply", Resource: "addon/" + name,
+			Message: fmt.Sprintf("%s applied (%d/%d typed objects, server-side, field manager %s)", o.Ref(), i+1, len(objs), kube.FieldManager)})
+	}
+	return nil
+}
+
+// handedOver are the add-ons whose release is handed over: their
+// objects are never pruned.
+func handedOver(rels []addonRelease) map[string]bool {
+	out := map[string]bool{}
+	for _, r := range rels {
+		if !r.Managed {
+			out[r.Addon] = true
+		}
+	}
+	return out
 }
 
 // apply applies one object, retrying while the API server is not there yet
@@ -164,9 +245,12 @@ func (s *Addons) apply(ctx context.Context, c *kube.Client, o addons.Object) err
 	}
 }
 
-// prune deletes objects labelled as ours that are no longer rendered: the
-// objects of add-ons switched off, and objects an add-on stopped rendering.
-func (s *Addons) prune(ctx context.Context, c *kube.Client, desired map[string]bool, emit engine.Emit) error {
+// prune deletes typed objects labelled as ours that are no longer
+// applied: the objects of add-ons switched off, objects an add-on stopped
+// rendering, and those an earlier ohmytalos applied that a release does
+// not adopt. Handed-over add-ons' objects are left alone. Objects a
+// release adopted carry helm's managed-by label, not ours.
+func (s *Addons) prune(ctx context.Context, c *kube.Client, desired, keep map[string]bool, emit engine.Emit) error {
 	sel := addons.LabelManagedBy + "=" + addons.ManagedBy
 	for _, k := range addons.PrunableKinds() {
 		live, err := c.List(ctx, k.APIVersion, k.Kind, "", sel)
@@ -178,7 +262,7 @@ func (s *Addons) prune(ctx context.Context, c *kube.Client, desired map[string]b
 		}
 		for _, o := range live {
 			obj := addons.Object(o)
-			if !addons.Prunable(k.Kind, obj.Ref(), desired) {
+			if keep[obj.Label(addons.LabelAddon)] || !addons.Prunable(k.Kind, obj.Ref(), desired) {
 				continue
 			}
 			if err := c.Delete(ctx, k.APIVersion, k.Kind, obj.Namespace(), obj.Name()); err != nil {

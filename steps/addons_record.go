@@ -20,6 +20,10 @@ const dataAddons = "addons"
 type addonRecord struct {
 	Version string `json:"version,omitempty"`
 	Digest  string `json:"digest"`
+	// Extra marks a release of addons.extra, with its namespace: one
+	// removed from the spec is uninstalled by the next apply.
+	Extra     bool   `json:"extra,omitempty"`
+	Namespace string `json:"namespace,omitempty"`
 }
 
 // planInputs are the inputs plan and the record render with: the network

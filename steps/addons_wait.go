@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/ohmytalos/ohmytalos/internal/addons"
 	"github.com/ohmytalos/ohmytalos/internal/doctor"
@@ -28,6 +29,8 @@ type clusterReadiness struct {
 	checkReady, checkProvider bool
 	// lines are what each node and workload awaits, in the order read.
 	lines []readinessLine
+	// read: a read completed (the zero value knows nothing).
+	read bool
 }
 
 // readinessLine is one node's or workload's state, as the wait reports it
@@ -160,8 +163,13 @@ func readiness(ctx context.Context, c *kube.Client, sp *spec.Spec, rendered []ad
 			r.workloads = append(r.workloads, fmt.Sprintf("%s %s/%s %d/%d ready", w.Kind, w.Namespace, w.Name, ready, want))
 		}
 	}
+	r.read = true
 	return r, nil
 }
+
+// lastLookTimeout bounds the one read a timed-out wait makes when no
+// read completed within its bound.
+const lastLookTimeout = 10 * time.Second
 
 // wait polls until every node is Ready with a provider ID and the add-on
 // workloads are ready; transient API errors are retried, fatal ones end it.
@@ -176,6 +184,9 @@ func (s *Addons) wait(ctx context.Context, c *kube.Client, env *engine.Env, rend
 	for {
 		cur, err := readiness(ctx, c, env.Spec, rendered)
 		switch {
+		case err != nil && ctx.Err() != nil:
+			// The bound ran out during the read: report it as a
+			// timeout, with what the last complete read found.
 		case err != nil && !kube.IsRetryable(err):
 			return fmt.Errorf("read cluster readiness: %w", err)
 		case err != nil:
@@ -200,6 +211,16 @@ func (s *Addons) wait(ctx context.Context, c *kube.Client, env *engine.Env, rend
 			}
 		}
 		if werr := sleep(ctx, s.d.poll()); werr != nil {
+			if !r.read {
+				// No read completed within the bound (a slow API server
+				// or a bound spent applying): one more look, on its own
+				// short bound, so the error names what is missing.
+				lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lastLookTimeout)
+				if cur, err := readiness(lctx, c, env.Spec, rendered); err == nil {
+					r = cur
+				}
+				cancel()
+			}
 			what := r.missing()
 			if lastErr != nil {
 				what += "; last API error: " + lastErr.Error() + s.d.unreachableReason(context.WithoutCancel(ctx), env)

@@ -52,7 +52,7 @@ func TestAddonWorkloadsFollowTheSpec(t *testing.T) {
 		got = append(got, w.Addon+":"+w.Kind+"/"+w.Name)
 	}
 	want := "cilium:DaemonSet/cilium,cilium:Deployment/cilium-operator,hcloud-ccm:Deployment/hcloud-cloud-controller-manager," +
-		"hcloud-csi:Deployment/hcloud-csi-controller,hcloud-csi:DaemonSet/hcloud-csi-node"
+		"hcloud-csi:Deployment/hcloud-csi-controller,hcloud-csi:DaemonSet/hcloud-csi-node,ingress:Deployment/traefik"
 	if strings.Join(got, ",") != want {
 		t.Fatalf("workloads = %s", strings.Join(got, ","))
 	}

@@ -76,9 +76,10 @@ func lbKubeService(name string, ann map[string]string) *corev1.Service {
 // with its SyncLoadBalancerFailed event, and lb-pending names the
 // annotation and the variable.
 func TestDoctorLBPending(t *testing.T) {
-	c := startDoctorClusterWith(t, nil, sandbox.Options{
-		FakeKubernetes: true, // needs the CCM service controller: a LoadBalancer Service's address (issue 23)
-	})
+	// The real control plane (the default): helm needs its OpenAPI
+	// documents; the simulated CCM's service controller
+	// (kubereal/servicecontroller.go) reads the running pod's environment.
+	c := startDoctorClusterWith(t, nil, sandbox.Options{})
 	if err := c.apply(t, engine.Options{}); err != nil {
 		t.Fatalf("apply the seed spec in the sandbox: %v", err)
 	}
@@ -87,7 +88,7 @@ func TestDoctorLBPending(t *testing.T) {
 	if _, err := cs.CoreV1().Services("default").Create(ctx, lbKubeService("shop", nil), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "an address on default/shop from the seed's controller", func() (bool, string) {
+	waitForWithin(t, time.Minute, "an address on default/shop from the seed's controller", func() (bool, string) {
 		shop, err := cs.CoreV1().Services("default").Get(ctx, "shop", metav1.GetOptions{})
 		if err != nil {
 			return false, err.Error()
@@ -103,10 +104,16 @@ func TestDoctorLBPending(t *testing.T) {
 	if _, err := cs.AppsV1().Deployments("kube-system").Update(ctx, dep, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	// The Deployment rolls out as a real one does: the old pod, with the
+	// variable, stays Ready until the new one is, and serves a Service
+	// created meanwhile. The new controller alone must see default/web.
+	waitForWithin(t, 90*time.Second, "the cloud controller rolled out without "+doctor.EnvLBLocation, func() (bool, string) {
+		return ccmRolledOutWithout(ctx, cs, doctor.EnvLBLocation)
+	})
 	if _, err := cs.CoreV1().Services("default").Create(ctx, lbKubeService("web", nil), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the controller's event on default/web", func() (bool, string) {
+	waitForWithin(t, time.Minute, "the controller's event on default/web", func() (bool, string) {
 		evs, err := cs.CoreV1().Events("default").List(ctx, metav1.ListOptions{FieldSelector: "involvedObject.name=web,reason=SyncLoadBalancerFailed"})
 		shop, serr := cs.CoreV1().Services("default").Get(ctx, "shop", metav1.GetOptions{})
 		if err != nil || serr != nil {
@@ -129,4 +136,36 @@ func TestDoctorLBPending(t *testing.T) {
 	if strings.Contains(strings.Join(r.Evidence, "\n"), "default/shop has no address") {
 		t.Errorf("lb-pending reports the annotated Service: %s", describeResult(r))
 	}
+}
+
+// ccmRolledOutWithout reports whether the cloud controller's Deployment
+// finished its rollout (every replica updated and available, no old pod
+// left, terminating ones included) and none of its pods sets env.
+func ccmRolledOutWithout(ctx context.Context, cs kubernetes.Interface, env string) (bool, string) {
+	dep, err := cs.AppsV1().Deployments("kube-system").Get(ctx, "hcloud-cloud-controller-manager", metav1.GetOptions{})
+	if err != nil {
+		return false, err.Error()
+	}
+	st, want := dep.Status, int32(1)
+	if dep.Spec.Replicas != nil {
+		want = *dep.Spec.Replicas
+	}
+	if st.ObservedGeneration < dep.Generation || st.UpdatedReplicas != want || st.AvailableReplicas != want || st.Replicas != want {
+		return false, fmt.Sprintf("deployment generation %d observed %d, replicas %d updated %d available %d (want %d)",
+			dep.Generation, st.ObservedGeneration, st.Replicas, st.UpdatedReplicas, st.AvailableReplicas, want)
+	}
+	sel, err := metav1.LabelSelectorAsSelector(dep.Spec.Selector)
+	if err != nil {
+		return false, err.Error()
+	}
+	pods, err := cs.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: sel.String()})
+	if err != nil {
+		return false, err.Error()
+	}
+	for _, p := range pods.Items {
+		if slices.ContainsFunc(p.Spec.Containers[0].Env, func(e corev1.EnvVar) bool { return e.Name == env }) {
+			return false, fmt.Sprintf("pod %s (%s) still sets %s", p.Name, p.Status.Phase, env)
+		}
+	}
+	return len(pods.Items) == int(want), fmt.Sprintf("%d pods, want %d", len(pods.Items), want)
 }

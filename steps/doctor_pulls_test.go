@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -12,7 +13,6 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/doctor"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox"
-	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubefake"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/talosfake"
 )
 
@@ -26,9 +26,9 @@ func pinnedPod(name, node, image string) *corev1.Pod {
 // and cannot reach ghcr.io; the kubelet reports ErrImagePull and
 // ImagePullBackOff, and image-pulls names each node with its cause.
 func TestDoctorImagePulls(t *testing.T) {
-	c := startDoctorClusterWith(t, nil, sandbox.Options{
-		FakeKubernetes: true, // needs the kubelets' image pulls and registry faults (issue 23)
-	})
+	// The real control plane (the default): helm needs its OpenAPI
+	// documents; the registry faults answer its simulated kubelets' pulls.
+	c := startDoctorClusterWith(t, nil, sandbox.Options{})
 	if err := c.apply(t, engine.Options{}); err != nil {
 		t.Fatalf("apply the seed spec in the sandbox: %v", err)
 	}
@@ -42,7 +42,7 @@ func TestDoctorImagePulls(t *testing.T) {
 	if worker == 0 {
 		t.Fatal("no server demo-worker-1 in the sandbox")
 	}
-	if err := c.sb.Talos.SetRegistryFault(worker, kubefake.RegistryFault{Forbidden: []string{"registry.k8s.io"}}); err != nil {
+	if err := c.sb.Talos.SetRegistryFault(worker, talosfake.RegistryFault{Forbidden: []string{"registry.k8s.io"}}); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
@@ -53,7 +53,7 @@ func TestDoctorImagePulls(t *testing.T) {
 	}
 	t.Cleanup(n.Stop)
 	cs := c.kubeClient(t)
-	waitFor(t, "the IPv6-only node registered", func() (bool, string) {
+	waitForWithin(t, time.Minute, "the IPv6-only node registered", func() (bool, string) {
 		_, err := cs.CoreV1().Nodes().Get(ctx, "v6-only", metav1.GetOptions{})
 		return err == nil, fmt.Sprint(err)
 	})
@@ -66,7 +66,7 @@ func TestDoctorImagePulls(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	waitFor(t, "both pulls backing off", func() (bool, string) {
+	waitForWithin(t, time.Minute, "both pulls backing off", func() (bool, string) {
 		var got []string
 		for _, name := range []string{"agnhost", "flannel"} {
 			p, err := cs.CoreV1().Pods("default").Get(ctx, name, metav1.GetOptions{})

@@ -2,8 +2,6 @@ package steps
 
 import (
 	"context"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -15,40 +13,14 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
-	"github.com/ohmytalos/ohmytalos/internal/sandbox"
-	"github.com/ohmytalos/ohmytalos/internal/spec"
-	"github.com/ohmytalos/ohmytalos/internal/testworld"
 )
 
-// TestDrainNode drains a worker of the sandbox cluster (kubefake).
+// TestDrainNode drains a worker of a sandbox cluster, which runs on the
+// real control plane: kube-apiserver's eviction subresource and the
+// disruption controller judge the budget, the simulated kubelet confirms
+// the evicted pods' deletion.
 func TestDrainNode(t *testing.T) {
 	checkDrain(t, smallWorld(t, "v1.13.9", "1.36.3"))
-}
-
-// TestDrainNodeOnRealKubernetes drains a worker of a cluster on the
-// sandbox's real control plane: kube-apiserver's eviction subresource and
-// the disruption controller judge the budget.
-func TestDrainNodeOnRealKubernetes(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("the real Kubernetes control plane is built from source: no go command on PATH")
-	}
-	t.Setenv("OHMYTALOS_AGE_KEY_FILE", filepath.Join(t.TempDir(), "age.key"))
-	sp, err := spec.Load("../examples/seed.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	sp.ControlPlane.Count, sp.Pools = 1, sp.Pools[:1]
-	sp.Pools[0].Count = 1
-	sb, err := sandbox.Start(context.Background(), sandbox.Options{Progress: func(s string) { t.Log(s) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sb.Close() })
-	w := &world{&testworld.World{SB: sb, Dir: t.TempDir(), Spec: sp}}
-	if _, err := w.apply(t, context.Background(), func(engine.Event) {}); err != nil {
-		t.Fatal(err)
-	}
-	checkDrain(t, w)
 }
 
 // checkDrain drains demo-worker-1 through the product's drain: a budget

@@ -16,7 +16,7 @@ import (
 )
 
 // The seed cluster applies against the sandbox's real control plane
-// (opt-in, issue 23) as against kubefake, and a second apply does nothing.
+// (issue 23), and a second apply does nothing.
 func TestApplySeedOnRealKubernetes(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("the real Kubernetes control plane is built from source: no go command on PATH")
@@ -42,8 +42,8 @@ func TestApplySeedOnRealKubernetes(t *testing.T) {
 	w.CheckCounts(t)
 
 	// The operator's kubeconfig reaches the real kube-apiserver: it serves
-	// the OpenAPI documents kubefake does not, and every node is Ready at
-	// the cluster's version with its provider ID.
+	// the OpenAPI documents helm and kubectl need, and every node is Ready
+	// at the cluster's version with its provider ID.
 	cs := w.kubeClient(t)
 	if _, err := cs.RESTClient().Get().AbsPath("/openapi/v2").Do(context.Background()).Raw(); err != nil {
 		t.Fatalf("GET /openapi/v2 through the stored kubeconfig: %v", err)

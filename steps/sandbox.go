@@ -17,6 +17,8 @@ import (
 type SandboxEndpoints struct {
 	HCloudURL, FactoryURL, IPEchoURL, Token string
 	RescueSSHPort                           int
+	// ChartsURL is the sandbox's chart mirror (clients.Set.ChartMirror).
+	ChartsURL string
 }
 
 // SandboxDeps wires the steps' clients to a sandbox's endpoints. The
@@ -29,7 +31,7 @@ func SandboxDeps(sb SandboxEndpoints, log *slog.Logger, version string) *Deps {
 	return &Deps{
 		Set: &clients.Set{
 			Log: log, Version: version, Meter: cloud.NewMeter(nil),
-			HCloudEndpoint: sb.HCloudURL, FactoryURL: sb.FactoryURL, IPEchoURL: sb.IPEchoURL,
+			HCloudEndpoint: sb.HCloudURL, FactoryURL: sb.FactoryURL, IPEchoURL: sb.IPEchoURL, ChartMirror: sb.ChartsURL,
 			HTTP: &http.Client{Timeout: 5 * time.Minute}, PollInterval: 200 * time.Millisecond,
 			Resolver: secrets.NewResolver(secrets.Options{Env: func(k string) (string, bool) {
 				if k == "HCLOUD_TOKEN" {

@@ -20,7 +20,7 @@ func newWorld(t *testing.T, specPath string) *world { return &world{testworld.Ne
 func sandboxDeps(sb *sandbox.Sandbox, log *slog.Logger, version string) *Deps {
 	return SandboxDeps(SandboxEndpoints{
 		HCloudURL: sb.HCloudURL, FactoryURL: sb.FactoryURL, IPEchoURL: sb.IPEchoURL,
-		Token: sb.Token, RescueSSHPort: sb.RescueSSHPort,
+		Token: sb.Token, RescueSSHPort: sb.RescueSSHPort, ChartsURL: sb.ChartsURL,
 	}, log, version)
 }
 

@@ -35,17 +35,25 @@ func (r *engineRun) stop() {
 	}
 }
 
+// lookupCmd runs lookup in a command goroutine, bounded to 30 s: the
+// catalog, extension and version lookups behind the wizard's pickers.
+func lookupCmd(ctx context.Context, lookup func(context.Context) tea.Msg) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		return lookup(ctx)
+	}
+}
+
 // catalogCmd loads the price catalog.
 func catalogCmd(ctx context.Context, b Backend) tea.Cmd {
 	if b.Catalog == nil {
 		return nil
 	}
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
+	return lookupCmd(ctx, func(ctx context.Context) tea.Msg {
 		c, err := b.Catalog(ctx)
 		return CatalogMsg{Catalog: c, Err: err}
-	}
+	})
 }
 
 // extensionsCmd lists the official extensions of a Talos version.
@@ -55,12 +63,10 @@ func extensionsCmd(ctx context.Context, b Backend, version string) tea.Cmd {
 			return ExtensionsMsg{Version: version, Err: errors.New("no extension source is configured; type extension names into the spec instead")}
 		}
 	}
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
+	return lookupCmd(ctx, func(ctx context.Context) tea.Msg {
 		exts, err := b.Extensions(ctx, version)
 		return ExtensionsMsg{Version: version, Extensions: exts, Err: err}
-	}
+	})
 }
 
 // versionsCmd lists the Talos versions the factory can build; nil when no
@@ -69,12 +75,10 @@ func versionsCmd(ctx context.Context, b Backend) tea.Cmd {
 	if b.Versions == nil {
 		return nil
 	}
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		defer cancel()
+	return lookupCmd(ctx, func(ctx context.Context) tea.Msg {
 		vs, err := b.Versions(ctx)
 		return VersionsMsg{Versions: vs, Err: err}
-	}
+	})
 }
 
 // statusCmd reads the engine's step statuses from the state. The wizard

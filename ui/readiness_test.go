@@ -72,14 +72,7 @@ func TestDoneScreenFallsBackToTheLastReports(t *testing.T) {
 }
 
 func TestBootstrapScreenFollowsTheAddons(t *testing.T) {
-	h, _ := newHarness(t, Options{Width: 120, Height: 40})
-	h.m.c.savedHash = h.m.c.spec.Hash()
-	h.open(scrBootstrap)
-	bs := h.m.screens[scrBootstrap].(*bootstrapScreen)
-	bs.runID, bs.result = 97, runRunning
-	for _, ev := range addonsWaitEvents() {
-		h.Send(RunEventMsg{RunID: 97, Event: ev})
-	}
+	h := bootstrapRun(t, addonsWaitEvents()...)
 	view := ansi.Strip(h.m.View())
 	mustContain(t, view, "waiting for the cluster: 2/3 nodes Ready, 1 with a provider ID, 4/5 add-on workloads ready",
 		"✓ addon/cilium apply", "✓ node/demo-cp-1 Ready, provider ID hcloud://101",
@@ -99,14 +92,7 @@ func TestBootstrapScreenFollowsTheAddons(t *testing.T) {
 }
 
 func TestBootstrapScreenOpensWhatIsMissingAfterAddonsFail(t *testing.T) {
-	h, _ := newHarness(t, Options{Width: 120, Height: 40})
-	h.m.c.savedHash = h.m.c.spec.Hash()
-	h.open(scrBootstrap)
-	bs := h.m.screens[scrBootstrap].(*bootstrapScreen)
-	bs.runID, bs.result = 97, runRunning
-	for _, ev := range append(addonsWaitEvents(), addonsTimeout()) {
-		h.Send(RunEventMsg{RunID: 97, Event: ev})
-	}
+	h := bootstrapRun(t, append(addonsWaitEvents(), addonsTimeout())...)
 	h.Send(RunDoneMsg{RunID: 97, Err: errString(addonsTimeout().Error)})
 	h.Settle() // the status the backend reports first, then the state this test stands for
 	for _, s := range deploySteps() {
@@ -120,6 +106,21 @@ func TestBootstrapScreenOpensWhatIsMissingAfterAddonsFail(t *testing.T) {
 		t.Fatalf("enter after the add-ons failed opened %s, want done", h.m.active)
 	}
 	mustContain(t, ansi.Strip(h.m.View()), "not ready to use", "demo-worker-1: no CNI")
+}
+
+// bootstrapRun is a harness on the bootstrap screen of a saved spec, with
+// run 97 running and evs sent as its events.
+func bootstrapRun(t *testing.T, evs ...engine.Event) *harness {
+	t.Helper()
+	h, _ := newHarness(t, Options{Width: 120, Height: 40})
+	h.m.c.savedHash = h.m.c.spec.Hash()
+	h.open(scrBootstrap)
+	bs := h.m.screens[scrBootstrap].(*bootstrapScreen)
+	bs.runID, bs.result = 97, runRunning
+	for _, ev := range evs {
+		h.Send(RunEventMsg{RunID: 97, Event: ev})
+	}
+	return h
 }
 
 type errString string

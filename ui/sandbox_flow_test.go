@@ -35,7 +35,7 @@ func TestFlowAgainstSandbox(t *testing.T) {
 	defer sb.Close()
 	d := steps.SandboxDeps(steps.SandboxEndpoints{
 		HCloudURL: sb.HCloudURL, FactoryURL: sb.FactoryURL, IPEchoURL: sb.IPEchoURL,
-		Token: sb.Token, RescueSSHPort: sb.RescueSSHPort,
+		Token: sb.Token, RescueSSHPort: sb.RescueSSHPort, ChartsURL: sb.ChartsURL,
 	}, nil, "test")
 	d.PollInterval = 20 * time.Millisecond
 	keys, err := state.LoadKeyring(state.KeyFileCandidates(), state.DefaultNewKeyFile())

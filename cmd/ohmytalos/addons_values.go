@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
-	"go.yaml.in/yaml/v3"
 
 	"github.com/ohmytalos/ohmytalos/internal/addons"
 	"github.com/ohmytalos/ohmytalos/internal/charts"
@@ -46,7 +43,7 @@ kube-system/hcloud, which the values name.`,
 			if err != nil {
 				return err
 			}
-			out, err := valuesDocument(vs)
+			out, err := charts.Document(vs)
 			if err != nil {
 				return fmt.Errorf("print the values of %s: %w", args[0], err)
 			}
@@ -68,46 +65,4 @@ func (g *globals) clusterIDIfAny(name string) string {
 		return ""
 	}
 	return st.ClusterID()
-}
-
-// valuesDocument writes values as one YAML document, nested by their
-// dotted paths, in their order, with "# why" above each.
-func valuesDocument(vs []charts.Value) ([]byte, error) {
-	root := &yaml.Node{Kind: yaml.MappingNode}
-	for _, v := range vs {
-		parts := strings.Split(v.Path, ".")
-		m := root
-		for _, p := range parts[:len(parts)-1] {
-			m = childMapping(m, p)
-		}
-		var val yaml.Node
-		if err := val.Encode(v.Value); err != nil {
-			return nil, fmt.Errorf("%s: %w", v.Path, err)
-		}
-		why := v.Why
-		if v.Required {
-			why += " (required on Talos on Hetzner)"
-		}
-		key := &yaml.Node{Kind: yaml.ScalarNode, Value: parts[len(parts)-1], HeadComment: why}
-		m.Content = append(m.Content, key, &val)
-	}
-	var b bytes.Buffer
-	enc := yaml.NewEncoder(&b)
-	enc.SetIndent(2)
-	if err := enc.Encode(&yaml.Node{Kind: yaml.DocumentNode, Content: []*yaml.Node{root}}); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), enc.Close()
-}
-
-// childMapping is the mapping under key in m, added when missing.
-func childMapping(m *yaml.Node, key string) *yaml.Node {
-	for i := 0; i+1 < len(m.Content); i += 2 {
-		if m.Content[i].Value == key && m.Content[i+1].Kind == yaml.MappingNode {
-			return m.Content[i+1]
-		}
-	}
-	c := &yaml.Node{Kind: yaml.MappingNode}
-	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, c)
-	return c
 }

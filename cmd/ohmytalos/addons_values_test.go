@@ -28,7 +28,7 @@ func TestAddonsValues(t *testing.T) {
 	if tok["valueFrom"] == nil || doc["networking"].(map[string]any)["enabled"] != true {
 		t.Fatalf("values lack the token reference or networking:\n%s", out)
 	}
-	if !strings.Contains(out, "  # the API token, read from Secret kube-system/hcloud (never a value) (required on Talos on Hetzner)\n  HCLOUD_TOKEN:\n") {
+	if !strings.Contains(out, "  # the API token, read from Secret kube-system/hcloud (never a value) (Talos on Hetzner needs it: overriding it gets a plan warning)\n  HCLOUD_TOKEN:\n") {
 		t.Errorf("no why comment above env.HCLOUD_TOKEN:\n%s", out)
 	}
 	if strings.Contains(out, "token-that-must-not-print") {

@@ -58,11 +58,7 @@ func TestCostOffline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"TOTAL (EUR)", "offline prices as of", "cpx22 server", "lb11 load balancer", "bills by the hour"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("cost output lacks %q:\n%s", want, out)
-		}
-	}
+	mustContain(t, "cost output", out, "TOTAL (EUR)", "offline prices as of", "cpx22 server", "lb11 load balancer", "bills by the hour")
 }
 
 func TestInitNeedsATerminal(t *testing.T) {
@@ -102,8 +98,7 @@ func TestBadSpecNamesFieldAndFix(t *testing.T) {
 // TestSandboxApplyThenClientConfigs runs the whole apply in-process against
 // the sandbox, then the commands that read what it stored.
 func TestSandboxApplyThenClientConfigs(t *testing.T) {
-	dir := seedDir(t)
-	cfg := filepath.Join(dir, "ohmytalos.yaml")
+	dir, cfg := seedConfig(t)
 	out, err := run(t, "apply", "--sandbox", "--config", cfg)
 	if err != nil {
 		t.Fatalf("apply: %v\n%s", err, out)
@@ -137,9 +132,7 @@ func TestSandboxApplyThenClientConfigs(t *testing.T) {
 }
 
 func TestTalosConfigRedacted(t *testing.T) {
-	dir := seedDir(t)
-	hetznerFor(t, strings.Repeat("s", 64))
-	cfg := filepath.Join(dir, "ohmytalos.yaml")
+	dir, cfg := hetznerSeed(t)
 	outDir := filepath.Join(dir, "configs")
 	if out, err := run(t, "talos-config", "--config", cfg, "--out", outDir, "--redact"); err != nil {
 		t.Fatalf("%v\n%s", err, out)
@@ -170,6 +163,16 @@ func TestTalosConfigRedacted(t *testing.T) {
 			t.Errorf("manifests/%s lacks %q or holds the token", n, want)
 		}
 	}
+	// Per release, its merged values beside the chart's manifest.
+	for n, want := range map[string]string{"cilium.yaml": "k8sServicePort: 7445", "hcloud-ccm.yaml": "name: hcloud"} {
+		b, err := os.ReadFile(filepath.Join(outDir, "values", n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), want) || strings.Contains(string(b), strings.Repeat("s", 64)) {
+			t.Errorf("values/%s lacks %q or holds the token:\n%s", n, want, b)
+		}
+	}
 }
 
 func TestVersionListsAddons(t *testing.T) {
@@ -177,32 +180,47 @@ func TestVersionListsAddons(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"add-on cilium v", "add-on hcloudCCM v", "add-on hcloudCSI v", "add-on longhorn v", "add-on metricsServer v"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("version lacks %q:\n%s", want, out)
-		}
-	}
+	mustContain(t, "version", out, "add-on cilium v", "add-on hcloudCCM v", "add-on hcloudCSI v", "add-on longhorn v", "add-on metricsServer v")
 }
 
 func TestPlanAndCostCreateNoKey(t *testing.T) {
 	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("203.0.113.7")) }))
 	defer echo.Close()
 	t.Setenv("OHMYTALOS_IP_ECHO_URL", echo.URL) // no test reaches the internet
-	dir := seedDir(t)
-	cfg := filepath.Join(dir, "ohmytalos.yaml")
+	dir, cfg := seedConfig(t)
 	out, err := run(t, "plan", "--config", cfg)
 	if err != nil {
 		t.Fatalf("plan: %v\n%s", err, out)
 	}
-	for _, want := range []string{"1. Secrets", "7. Bootstrap", "cost:", "create  server         demo-cp-1", "203.0.113.7/32 (your address"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("plan lacks %q:\n%s", want, out)
-		}
-	}
+	mustContain(t, "plan", out, "1. Secrets", "7. Bootstrap", "cost:", "create  server         demo-cp-1", "203.0.113.7/32 (your address")
 	if _, err := run(t, "cost", "--config", cfg); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "age.key")); err == nil {
 		t.Error("plan or cost created an age identity they never use")
+	}
+}
+
+// A chart mirror's charts are checked against its own index, not the
+// pinned digests: a remote one is refused, naming the variable and the fix.
+func TestRemoteChartMirrorRefused(t *testing.T) {
+	dir := seedDir(t)
+	hetznerFor(t, strings.Repeat("s", 64))
+	t.Setenv("OHMYTALOS_CHART_MIRROR", "https://charts.example.com")
+	cfg := filepath.Join(dir, "ohmytalos.yaml")
+	out, err := run(t, "talos-config", "--config", cfg, "--out", filepath.Join(dir, "configs"), "--redact")
+	if err == nil {
+		t.Fatalf("a remote chart mirror was honoured:\n%s", out)
+	}
+	mustContain(t, "error", err.Error(), "OHMYTALOS_CHART_MIRROR=https://charts.example.com", "loopback", "unset OHMYTALOS_CHART_MIRROR")
+}
+
+// mustContain fails t for each of wants that text lacks, naming what.
+func mustContain(t *testing.T, what, text string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(text, w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, text)
+		}
 	}
 }

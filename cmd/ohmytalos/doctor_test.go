@@ -115,10 +115,10 @@ func TestDoctorWithoutASpecReadsHetznerFromTheEnvironment(t *testing.T) {
 	}
 }
 
-func TestDoctorWithoutASpecReadsKUBECONFIG(t *testing.T) {
-	dir := noSpecDir(t)
-	kc := filepath.Join(dir, "kubeconfig")
-	os.WriteFile(kc, []byte(`apiVersion: v1
+// z3kKubeconfig is a kubeconfig of cluster z3k on a port nothing listens
+// on, ending in its contexts list (a test appends a context or the
+// current-context).
+const z3kKubeconfig = `apiVersion: v1
 kind: Config
 clusters:
 - name: z3k
@@ -129,17 +129,28 @@ users:
 contexts:
 - name: admin@z3k
   context: {cluster: z3k, user: admin@z3k}
-current-context: admin@z3k
-`), 0o600)
-	t.Setenv("KUBECONFIG", kc)
+`
+
+// providerIDFrom runs doctor --check provider-id without a spec: its
+// notes must name the kubeconfig source note, and the check must have run
+// against that kubeconfig's API (nothing listens there, so it errs).
+func providerIDFrom(t *testing.T, note string) {
+	t.Helper()
 	rep, _ := doctorJSON(t, "--check", "provider-id")
-	if !strings.Contains(strings.Join(rep.Notes, "\n"), "Kubernetes: "+kc+" ($KUBECONFIG)") {
-		t.Errorf("notes = %v", rep.Notes)
+	if !strings.Contains(strings.Join(rep.Notes, "\n"), note) {
+		t.Errorf("notes = %v, want %q", rep.Notes, note)
 	}
-	// Nothing listens there: the check ran against the API and says so.
 	if c := check(rep, "provider-id"); c.Status != doctor.StatusError {
-		t.Errorf("provider-id = %+v, want an error reaching the API from $KUBECONFIG", c)
+		t.Errorf("provider-id = %+v, want an error reaching the API of %s", c, note)
 	}
+}
+
+func TestDoctorWithoutASpecReadsKUBECONFIG(t *testing.T) {
+	dir := noSpecDir(t)
+	kc := filepath.Join(dir, "kubeconfig")
+	os.WriteFile(kc, []byte(z3kKubeconfig+"current-context: admin@z3k\n"), 0o600)
+	t.Setenv("KUBECONFIG", kc)
+	providerIDFrom(t, "Kubernetes: "+kc+" ($KUBECONFIG)")
 }
 
 // A $KUBECONFIG list is merged as kubectl merges it (the first file names
@@ -149,30 +160,11 @@ func TestDoctorWithoutASpecMergesKUBECONFIGList(t *testing.T) {
 	dir := noSpecDir(t)
 	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
 	os.WriteFile(a, []byte("apiVersion: v1\nkind: Config\ncurrent-context: admin@z3k\n"), 0o600)
-	os.WriteFile(b, []byte(`apiVersion: v1
-kind: Config
-clusters:
-- name: z3k
-  cluster: {server: "https://127.0.0.1:1", insecure-skip-tls-verify: true}
-users:
-- name: admin@z3k
-  user: {token: kube-token}
-contexts:
-- name: admin@z3k
-  context: {cluster: z3k, user: admin@z3k}
-- name: other
-  context: {cluster: z3k, user: admin@z3k}
-`), 0o600)
+	os.WriteFile(b, []byte(z3kKubeconfig+"- name: other\n  context: {cluster: z3k, user: admin@z3k}\n"), 0o600)
 	list := a + string(os.PathListSeparator) + b
 	t.Setenv("KUBECONFIG", list)
-	rep, _ := doctorJSON(t, "--check", "provider-id")
-	if !strings.Contains(strings.Join(rep.Notes, "\n"), "Kubernetes: "+list+" ($KUBECONFIG), its current context") {
-		t.Errorf("notes = %v", rep.Notes)
-	}
-	if c := check(rep, "provider-id"); c.Status != doctor.StatusError {
-		t.Errorf("provider-id = %+v, want an error reaching the API the merged list names", c)
-	}
-	rep, _ = doctorJSON(t, "--check", "provider-id", "--context", "other")
+	providerIDFrom(t, "Kubernetes: "+list+" ($KUBECONFIG), its current context")
+	rep, _ := doctorJSON(t, "--check", "provider-id", "--context", "other")
 	if !strings.Contains(strings.Join(rep.Notes, "\n"), "($KUBECONFIG), context other") {
 		t.Errorf("notes with --context = %v", rep.Notes)
 	}

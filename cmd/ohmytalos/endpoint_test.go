@@ -17,8 +17,7 @@ import (
 func TestSandboxLabelFollowsTheEndpoint(t *testing.T) {
 	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("203.0.113.7")) }))
 	defer echo.Close()
-	dir := seedDir(t)
-	cfg := filepath.Join(dir, "ohmytalos.yaml")
+	_, cfg := seedConfig(t)
 	t.Setenv("OHMYTALOS_IP_ECHO_URL", echo.URL)
 	t.Setenv("OHMYTALOS_SANDBOX", "1")
 	t.Setenv("HCLOUD_TOKEN", strings.Repeat("r", 64))
@@ -45,8 +44,7 @@ func TestSandboxLabelFollowsTheEndpoint(t *testing.T) {
 // over plain http (TEST-NET addresses, never dialled: the URL is refused
 // first); each error names the variable and says to use https.
 func TestPlainHTTPToRemoteHostsIsRefused(t *testing.T) {
-	dir := seedDir(t)
-	cfg := filepath.Join(dir, "ohmytalos.yaml")
+	dir, cfg := seedConfig(t)
 	schematic := filepath.Join(dir, "empty.yaml")
 	os.WriteFile(schematic, []byte("customization: {}\n"), 0o600)
 	cases := []struct {

@@ -75,15 +75,8 @@ func runEtcdSnapshot(cmd *cobra.Command, g *globals, f *snapshotFlags) error {
 	if _, err := os.Lstat(f.out); err == nil && !f.force {
 		return fmt.Errorf("--out %s already exists: pick another name, or pass --force to replace it", f.out)
 	}
-	s, err := g.loadSpec()
+	st, err := g.lockedState("ohmytalos etcd snapshot")
 	if err != nil {
-		return err
-	}
-	st, err := g.openState(s.Name)
-	if err != nil {
-		return err
-	}
-	if err := st.Lock("ohmytalos etcd snapshot"); err != nil {
 		return err
 	}
 	defer st.Unlock()

@@ -32,15 +32,8 @@ empty"), so restore cannot overwrite a live etcd. See docs/backup.md.`,
 			if from == "" || node == "" {
 				return errors.New("--from and --node are required: the encrypted snapshot and the public IP of one fresh control plane")
 			}
-			s, err := g.loadSpec()
+			st, err := g.lockedState("ohmytalos etcd restore")
 			if err != nil {
-				return err
-			}
-			st, err := g.openState(s.Name)
-			if err != nil {
-				return err
-			}
-			if err := st.Lock("ohmytalos etcd restore"); err != nil {
 				return err
 			}
 			defer st.Unlock()

@@ -12,7 +12,6 @@ import (
 	"filippo.io/age"
 
 	"github.com/ohmytalos/ohmytalos/internal/etcdbackup"
-	"github.com/ohmytalos/ohmytalos/internal/sandbox"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/internal/state"
 )
@@ -23,9 +22,7 @@ import (
 // extra --recipient's, holds no plaintext, is mode 0600, is not replaced
 // without --force, and is recorded in the state.
 func TestEtcdSnapshotAgainstTheSandbox(t *testing.T) {
-	dir := seedDir(t)
-	cfg := filepath.Join(dir, "ohmytalos.yaml")
-	standaloneSandbox(t, sandbox.Options{})
+	dir, cfg := sandboxSeed(t)
 	// Scheduled backups on too: the control planes' Talos serves the
 	// talos.dev ServiceAccount kind only because the machine config turns
 	// on kubernetesTalosAPIAccess, as real Talos does.
@@ -125,8 +122,7 @@ func mustRead(t *testing.T, p string) string {
 // talos-backup manifests (S3 keys redacted with --redact, looked up without)
 // and control planes that let its namespace take etcd snapshots.
 func TestTalosConfigWithBackup(t *testing.T) {
-	dir := seedDir(t)
-	cfg := filepath.Join(dir, "ohmytalos.yaml")
+	dir, cfg := seedConfig(t)
 	f, err := os.OpenFile(cfg, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -179,15 +175,8 @@ func TestTalosConfigWithBackup(t *testing.T) {
 
 func TestEtcdSnapshotTakesTheLock(t *testing.T) {
 	dir := seedDir(t)
-	st, err := state.Open(filepath.Join(dir, ".ohmytalos", "demo"), "demo", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Lock("ohmytalos apply"); err != nil {
-		t.Fatal(err)
-	}
-	defer st.Unlock()
-	_, err = run(t, "etcd", "snapshot", "--config", filepath.Join(dir, "ohmytalos.yaml"), "--out", filepath.Join(dir, "snap.age"))
+	holdLock(t, dir)
+	_, err := run(t, "etcd", "snapshot", "--config", filepath.Join(dir, "ohmytalos.yaml"), "--out", filepath.Join(dir, "snap.age"))
 	if !errors.Is(err, state.ErrLocked) {
 		t.Errorf("etcd snapshot while locked: %v", err)
 	}

@@ -14,9 +14,7 @@ import (
 // configs replace older, wider files with 0600 ones, write a symlink's
 // target, and that the message says so.
 func TestTalosConfigWritesPrivateFilesThroughLinks(t *testing.T) {
-	dir := seedDir(t)
-	hetznerFor(t, strings.Repeat("s", 64))
-	cfg := filepath.Join(dir, "ohmytalos.yaml")
+	dir, cfg := hetznerSeed(t)
 	outDir := filepath.Join(dir, "configs")
 	os.MkdirAll(filepath.Join(dir, "elsewhere"), 0o755)
 	os.MkdirAll(outDir, 0o755)
@@ -31,11 +29,7 @@ func TestTalosConfigWritesPrivateFilesThroughLinks(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	for _, p := range []string{wide, target} {
-		if m := perm(t, p); m != 0o600 {
-			t.Errorf("%s mode %v, want 0600", p, m)
-		}
-	}
+	mustBePrivate(t, wide, target)
 	if fi, err := os.Lstat(filepath.Join(outDir, "worker.yaml")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
 		t.Errorf("the symlink was replaced: %v", err)
 	}
@@ -44,29 +38,26 @@ func TestTalosConfigWritesPrivateFilesThroughLinks(t *testing.T) {
 	}
 }
 
-func perm(t *testing.T, p string) os.FileMode {
+// mustBePrivate fails t unless every one of paths (a link: its target)
+// exists with mode 0600.
+func mustBePrivate(t *testing.T, paths ...string) {
 	t.Helper()
-	fi, err := os.Stat(p)
-	if err != nil {
-		t.Fatal(err)
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m := fi.Mode().Perm(); m != 0o600 {
+			t.Errorf("%s mode %v, want 0600", p, m)
+		}
 	}
-	return fi.Mode().Perm()
 }
 
 // TestWritingCommandsTakeTheLock runs talos-config and images sweep while
 // another run holds the cluster's lock: both must refuse.
 func TestWritingCommandsTakeTheLock(t *testing.T) {
-	dir := seedDir(t)
-	hetznerFor(t, strings.Repeat("s", 64))
-	cfg := filepath.Join(dir, "ohmytalos.yaml")
-	st, err := state.Open(filepath.Join(dir, ".ohmytalos", "demo"), "demo", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := st.Lock("ohmytalos apply"); err != nil {
-		t.Fatal(err)
-	}
-	defer st.Unlock()
+	dir, cfg := hetznerSeed(t)
+	holdLock(t, dir)
 	cases := [][]string{
 		{"talos-config", "--config", cfg, "--out", filepath.Join(dir, "configs")},
 		{"images", "sweep", "--config", cfg},
@@ -85,8 +76,7 @@ func TestWritingCommandsTakeTheLock(t *testing.T) {
 // TestKubeconfigMergeKeepsTheOperatorsEntries merges the sandbox cluster's
 // kubeconfig into a symlinked config that already holds other credentials.
 func TestKubeconfigMergeKeepsTheOperatorsEntries(t *testing.T) {
-	dir := seedDir(t)
-	cfg := filepath.Join(dir, "ohmytalos.yaml")
+	dir, cfg := seedConfig(t)
 	sdir := filepath.Join(dir, "sb")
 	storeSecrets(t, sdir, map[string][]byte{"kubeconfig": adminKubeconfig("S0VZ")})
 	target := filepath.Join(dir, "dotfiles", "kube")
@@ -104,28 +94,16 @@ func TestKubeconfigMergeKeepsTheOperatorsEntries(t *testing.T) {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	b, _ := os.ReadFile(target)
-	for _, want := range []string{"keep-me", "https://z3k:6443", "name: admin@demo-1", "current-context: admin@demo-1"} {
-		if !strings.Contains(string(b), want) {
-			t.Errorf("merged file lacks %q:\n%s", want, b)
-		}
-	}
-	for _, want := range []string{"backed up the previous file to " + target + ".bak-", `user "admin@demo" -> "admin@demo-1"`, "-> " + target + " (mode 0600)"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("message lacks %q:\n%s", want, out)
-		}
-	}
-	if m := perm(t, target); m != 0o600 {
-		t.Errorf("mode %v", m)
-	}
+	mustContain(t, "merged file", string(b), "keep-me", "https://z3k:6443", "name: admin@demo-1", "current-context: admin@demo-1")
+	mustContain(t, "message", out, "backed up the previous file to "+target+".bak-", `user "admin@demo" -> "admin@demo-1"`, "-> "+target+" (mode 0600)")
+	mustBePrivate(t, target)
 }
 
 // TestTalosConfigNarrowsEveryFileItWrites pre-creates the add-on manifests
 // (the hcloud Secret holds the token) and the log file with mode 0644:
 // after talos-config --out every one of them is 0600.
 func TestTalosConfigNarrowsEveryFileItWrites(t *testing.T) {
-	dir := seedDir(t)
-	hetznerFor(t, strings.Repeat("s", 64))
-	cfg := filepath.Join(dir, "ohmytalos.yaml")
+	dir, cfg := hetznerSeed(t)
 	outDir := filepath.Join(dir, "configs")
 	scratch := filepath.Join(dir, "scratch")
 	if out, err := run(t, "talos-config", "--config", cfg, "--out", scratch, "--redact"); err != nil {
@@ -153,11 +131,7 @@ func TestTalosConfigNarrowsEveryFileItWrites(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	for _, p := range wide {
-		if m := perm(t, p); m != 0o600 {
-			t.Errorf("%s mode %v, want 0600", p, m)
-		}
-	}
+	mustBePrivate(t, wide...)
 	if b, _ := os.ReadFile(filepath.Join(outDir, "manifests", "hcloud-secret.yaml")); !strings.Contains(string(b), strings.Repeat("s", 64)) {
 		t.Errorf("manifests/hcloud-secret.yaml does not hold the token: the test no longer covers the file that leaked it")
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"path/filepath"
 	"regexp"
 	"testing"
 )
@@ -41,8 +40,7 @@ func checkMoney(t *testing.T, where string, doc map[string]any) {
 }
 
 func TestCostAndPlanJSON(t *testing.T) {
-	dir := seedDir(t)
-	cfg := filepath.Join(dir, "ohmytalos.yaml")
+	_, cfg := seedConfig(t)
 	out, err := run(t, "cost", "--json", "--vat", "19", "--config", cfg)
 	if err != nil {
 		t.Fatalf("cost: %v\n%s", err, out)

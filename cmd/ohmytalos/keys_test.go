@@ -14,23 +14,9 @@ import (
 // talosconfig, run where the cluster's age identity is not, fail saying
 // where they looked, and create no identity of their own.
 func TestReadOnlyCommandsUnderAnotherHomeCreateNoIdentity(t *testing.T) {
-	dir := seedDir(t)
-	cfg := filepath.Join(dir, "ohmytalos.yaml")
+	dir, cfg := seedConfig(t)
 	sdir := filepath.Join(dir, "state")
-	st, err := state.Open(sdir, "demo", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	keys, err := state.LoadKeyring(state.KeyFileCandidates(), state.DefaultNewKeyFile())
-	if err != nil {
-		t.Fatal(err)
-	}
-	st.SetKeyLoader(func() (*state.Keyring, error) { return keys, nil })
-	for _, name := range []string{"kubeconfig", "talosconfig"} {
-		if err := st.PutSecret(name, []byte("apiVersion: v1\n")); err != nil {
-			t.Fatal(err)
-		}
-	}
+	storeSecrets(t, sdir, map[string][]byte{"kubeconfig": []byte("apiVersion: v1\n"), "talosconfig": []byte("apiVersion: v1\n")})
 	home := t.TempDir()
 	t.Setenv("HOME", home)
 	t.Setenv("OHMYTALOS_AGE_KEY_FILE", "")

@@ -27,11 +27,7 @@ It is decrypted from the state directory with your age identity. Without
 0600 (through a symlink, its target).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := g.loadSpec()
-			if err != nil {
-				return err
-			}
-			st, err := g.openState(s.Name)
+			st, err := g.clusterState()
 			if err != nil {
 				return err
 			}

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"net/http/httptest"
 	"os"
 	"testing"
 
+	"github.com/ohmytalos/ohmytalos/internal/sandbox/chartrepo"
 	"github.com/ohmytalos/ohmytalos/ui/theme/quietstart"
 )
 
@@ -15,17 +17,25 @@ import (
 // repository.
 func TestMain(m *testing.M) {
 	quietstart.Restore()
+	// The sandbox's stand-in charts serve talos-config and apply: no test
+	// fetches charts from helm.cilium.io or the other upstream
+	// repositories.
+	repo, err := chartrepo.New()
+	if err != nil {
+		panic(err)
+	}
+	charts := httptest.NewServer(repo)
 	for k, v := range map[string]string{
-		"HCLOUD_ENDPOINT":       "http://127.0.0.1:1/v1",
-		"OHMYTALOS_FACTORY_URL": "http://127.0.0.1:1/factory",
-		"OHMYTALOS_IP_ECHO_URL": "http://127.0.0.1:1/ip",
-		// A chart mirror that refuses: no test fetches charts from
-		// helm.cilium.io or the other upstream repositories.
-		"OHMYTALOS_CHART_MIRROR": "http://127.0.0.1:1/charts",
+		"HCLOUD_ENDPOINT":        "http://127.0.0.1:1/v1",
+		"OHMYTALOS_FACTORY_URL":  "http://127.0.0.1:1/factory",
+		"OHMYTALOS_IP_ECHO_URL":  "http://127.0.0.1:1/ip",
+		"OHMYTALOS_CHART_MIRROR": charts.URL,
 	} {
 		if _, set := os.LookupEnv(k); !set {
 			os.Setenv(k, v)
 		}
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	charts.Close()
+	os.Exit(code)
 }

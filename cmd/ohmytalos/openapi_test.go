@@ -34,8 +34,7 @@ func TestHetznerExchangesFollowTheAPIDescription(t *testing.T) {
 		t.Logf("amended: %s", a)
 	}
 	start := time.Now()
-	dir := seedDir(t)
-	cfg := filepath.Join(dir, "ohmytalos.yaml")
+	_, cfg := seedConfig(t)
 	var rec *openapicheck.Recorder
 	standaloneSandbox(t, sandbox.Options{WrapHCloud: func(h http.Handler) http.Handler {
 		rec = openapicheck.NewRecorder(h)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,8 +18,7 @@ import (
 // environment, as for a real project: what apply creates stays countable.
 func externalSandbox(t *testing.T, specText string) (*sandbox.Sandbox, string) {
 	t.Helper()
-	dir := seedDir(t)
-	cfg := filepath.Join(dir, "ohmytalos.yaml")
+	_, cfg := seedConfig(t)
 	if specText != "" {
 		if err := os.WriteFile(cfg, []byte(specText), 0o644); err != nil {
 			t.Fatal(err)

@@ -63,8 +63,7 @@ func TestErrorsAndJSONAreRedacted(t *testing.T) {
 // key of the bundle, in any of the forms they travel in, comes out of the
 // command's redaction with no key material.
 func TestStoredKeysAreRedacted(t *testing.T) {
-	dir := seedDir(t)
-	cfg := filepath.Join(dir, "ohmytalos.yaml")
+	dir, cfg := seedConfig(t)
 	sdir := filepath.Join(dir, "st")
 	bundle, err := talos.NewBundle("v1.13.9")
 	if err != nil {

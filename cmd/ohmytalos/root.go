@@ -74,6 +74,28 @@ func (g *globals) loadSpec() (*spec.Spec, error) {
 	return spec.Load(g.config)
 }
 
+// clusterState opens the state of the cluster the spec file names.
+func (g *globals) clusterState() (*state.Store, error) {
+	s, err := g.loadSpec()
+	if err != nil {
+		return nil, err
+	}
+	return g.openState(s.Name)
+}
+
+// lockedState is clusterState locked by command (e.g. "ohmytalos etcd
+// snapshot"); the caller unlocks it.
+func (g *globals) lockedState(command string) (*state.Store, error) {
+	st, err := g.clusterState()
+	if err != nil {
+		return nil, err
+	}
+	if err := st.Lock(command); err != nil {
+		return nil, err
+	}
+	return st, nil
+}
+
 // stateDirFor is --state-dir or .ohmytalos/NAME beside the spec. An
 // in-process sandbox keeps its state apart (.ohmytalos/.sandbox/NAME), so a
 // sandboxed run can never mark a real cluster's steps done.

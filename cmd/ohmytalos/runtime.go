@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/clients"
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/factory"
+	"github.com/ohmytalos/ohmytalos/internal/safeurl"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox"
 	"github.com/ohmytalos/ohmytalos/internal/secrets"
 
@@ -92,6 +95,21 @@ func (g *globals) deps(ctx context.Context, log *slog.Logger) (*steps.Deps, *san
 		// SANDBOX only when the endpoint dialled is the sandbox's.
 		Sandbox: cloud.IsSandbox(ctx, cloud.Endpoint("")),
 	}
+	// `ohmytalos sandbox serve` prints the mirror of its stand-in charts
+	// (OHMYTALOS_CHART_MIRROR): a mirror's charts are verified against
+	// its own index, not the pinned digests (charts.Source.Mirror). So a
+	// mirror is honoured only on this machine (a loopback address, as
+	// sandbox serve's is), never a remote one that could serve any chart.
+	if m := os.Getenv(chartMirrorEnv); m != "" && !g.sandbox {
+		u, err := url.Parse(m)
+		if err != nil || !safeurl.IsLoopbackHost(u.Hostname()) {
+			return nil, nil, nil, fmt.Errorf("%s=%s: a chart mirror must be on this machine (a loopback address, as \"ohmytalos sandbox serve\" prints): its charts are not checked against the digests ohmytalos pins; unset %s to fetch the charts from their upstream repositories", chartMirrorEnv, m, chartMirrorEnv)
+		}
+		if !d.Sandbox {
+			log.Warn("charts come from a local mirror, not checked against the pinned digests", "mirror", m)
+		}
+		cs.ChartMirror = m
+	}
 	if p, err := strconv.Atoi(os.Getenv("OHMYTALOS_RESCUE_SSH_PORT")); err == nil {
 		d.SSHPort = p
 	}
@@ -106,16 +124,10 @@ func (g *globals) deps(ctx context.Context, log *slog.Logger) (*steps.Deps, *san
 	return d, sb, func() { sb.Close() }, nil
 }
 
-// FakeKubernetesEnv set to 1 makes the sandbox serve its built-in fake
-// Kubernetes API instead of the real control plane (sandbox serve's
-// --fake-kubernetes, for init --sandbox and the other commands).
-const FakeKubernetesEnv = "OHMYTALOS_SANDBOX_FAKE_KUBERNETES"
-
 // sandboxDemoOptions paces the in-process sandbox like Hetzner, sped up:
 // a whole cluster comes up in about a minute.
 func sandboxDemoOptions(log *slog.Logger) sandbox.Options {
 	return sandbox.Options{
-		FakeKubernetes: os.Getenv(FakeKubernetesEnv) == "1",
 		ActionDuration: 500 * time.Millisecond,
 		Durations: map[string]time.Duration{
 			"create_server": 2 * time.Second, "create_image": 3 * time.Second,
@@ -147,11 +159,14 @@ func (g *globals) withRuntime(ctx context.Context, lock string, fn func(s *spec.
 	return fn(s, rt)
 }
 
+// chartMirrorEnv is sandbox.ChartMirrorEnv.
+const chartMirrorEnv = sandbox.ChartMirrorEnv
+
 // sandboxEndpoints hands the in-process sandbox's addresses and token to
 // the steps as plain values: cmd wires the sandbox, steps never import it.
 func sandboxEndpoints(sb *sandbox.Sandbox) steps.SandboxEndpoints {
 	return steps.SandboxEndpoints{
 		HCloudURL: sb.HCloudURL, FactoryURL: sb.FactoryURL, IPEchoURL: sb.IPEchoURL,
-		Token: sb.Token, RescueSSHPort: sb.RescueSSHPort,
+		Token: sb.Token, RescueSSHPort: sb.RescueSSHPort, ChartsURL: sb.ChartsURL,
 	}
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -18,7 +17,7 @@ func newSandboxCmd(g *globals) *cobra.Command {
 	var addr string
 	var latencyMS int
 	var action, boot time.Duration
-	var readOnly, realKube, fakeKube bool
+	var readOnly bool
 	serve := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the sandbox standalone and print the environment clients need",
@@ -32,6 +31,11 @@ It keeps its state while clients come and go, so "ohmytalos apply" in
 another shell can be killed and resumed against it, and any hcloud-go based
 client (the hcloud CLI too) sees the same resources. Nothing it serves exists
 on Hetzner. Stop it with Ctrl-C.
+
+Each Talos cluster's Kubernetes API is served by a real kube-apiserver,
+etcd, kube-controller-manager and kube-scheduler (v1.36.3), built with go
+on first use into the user's cache (minutes, with progress on stderr) and
+reused; see docs/sandbox.md.
 
 It also serves a Vaultwarden vault as "bw serve" exposes it, holding one item
 whose password is the sandbox token, so the bw secret step works without an
@@ -60,10 +64,6 @@ $OHMYTALOS_CHART_MIRROR/HOST/PATH, e.g.
 			if boot >= 0 {
 				o.BootDelay = boot
 			}
-			if realKube && fakeKube {
-				return errors.New("sandbox serve: --real-kubernetes and --fake-kubernetes exclude each other: drop one (the real control plane is the default)")
-			}
-			o.FakeKubernetes = fakeKube
 			o.Progress = func(line string) { fmt.Fprintln(cmd.ErrOrStderr(), "# "+line) }
 			sb, err := sandbox.Start(cmd.Context(), o)
 			if err != nil {
@@ -85,8 +85,10 @@ $OHMYTALOS_CHART_MIRROR/HOST/PATH, e.g.
 	serve.Flags().DurationVar(&action, "action-duration", 0, "how long every Hetzner action takes (default: a sped-up model of Hetzner)")
 	serve.Flags().DurationVar(&boot, "boot-delay", -1, "how long a Talos node takes to boot (default 3s)")
 	serve.Flags().BoolVar(&readOnly, "read-only", false, "make the printed token read-only (to see how ohmytalos reports it)")
-	serve.Flags().BoolVar(&realKube, "real-kubernetes", false, "serve each cluster's Kubernetes API from the real kube-apiserver, etcd, controller manager and scheduler (the default; built with go on first use, minutes; see docs/sandbox.md)")
-	serve.Flags().BoolVar(&fakeKube, "fake-kubernetes", false, "serve each cluster's Kubernetes API from the sandbox's own fake API server (kubefake) instead of the real control plane")
+	// Accepted from the days it chose between two API servers; the real
+	// control plane is the only one now.
+	serve.Flags().Bool("real-kubernetes", false, "serve each cluster's Kubernetes API from the real control plane (always so)")
+	_ = serve.Flags().MarkDeprecated("real-kubernetes", "the sandbox always runs the real control plane; drop the flag")
 	c.AddCommand(serve)
 	return c
 }

@@ -28,8 +28,7 @@ func planted(dir string) bool {
 }
 
 func TestSandboxNeverDeletesAnUnmarkedState(t *testing.T) {
-	dir := seedDir(t)
-	cfg := filepath.Join(dir, "ohmytalos.yaml")
+	dir, cfg := seedConfig(t)
 	real := filepath.Join(dir, "real-state")
 	plantState(t, real)
 	os.MkdirAll(filepath.Join(real, "secrets"), 0o700)
@@ -38,11 +37,7 @@ func TestSandboxNeverDeletesAnUnmarkedState(t *testing.T) {
 	if err == nil {
 		t.Fatal("--sandbox accepted a real state directory")
 	}
-	for _, want := range []string{real, "not marked as a sandbox state", "drop --state-dir"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error lacks %q: %v", want, err)
-		}
-	}
+	mustContain(t, "error", err.Error(), real, "not marked as a sandbox state", "drop --state-dir")
 	if !planted(real) {
 		t.Error("the real state was deleted")
 	}
@@ -58,8 +53,7 @@ func TestSandboxNeverDeletesAnUnmarkedState(t *testing.T) {
 }
 
 func TestSandboxResetsOnlyMarkedStates(t *testing.T) {
-	dir := seedDir(t)
-	cfg := filepath.Join(dir, "ohmytalos.yaml")
+	dir, cfg := seedConfig(t)
 	cases := map[string]string{
 		"own state dir": filepath.Join(dir, "sb"),
 		"default dir":   filepath.Join(dir, ".ohmytalos", ".sandbox", "demo"),
@@ -92,8 +86,7 @@ func TestSandboxResetsOnlyMarkedStates(t *testing.T) {
 // --sandbox plan with a spec named "secrets": once the sandbox's own
 // folder, .ohmytalos/sandbox/secrets was that cluster's secrets folder.
 func TestSandboxNeverDeletesARealClusterNamedSandbox(t *testing.T) {
-	dir := seedDir(t)
-	cfg := filepath.Join(dir, "ohmytalos.yaml")
+	dir, cfg := seedConfig(t)
 	real := filepath.Join(dir, ".ohmytalos", "sandbox")
 	plantState(t, real)
 	secret := filepath.Join(real, "secrets", "talos-secrets.age")
@@ -119,8 +112,7 @@ func TestSandboxNeverDeletesARealClusterNamedSandbox(t *testing.T) {
 // in the default folder too, and that a marked folder inside another
 // cluster's state is never deleted.
 func TestSandboxRefusesUnmarkedOrNestedStates(t *testing.T) {
-	dir := seedDir(t)
-	cfg := filepath.Join(dir, "ohmytalos.yaml")
+	dir, cfg := seedConfig(t)
 	def := filepath.Join(dir, ".ohmytalos", ".sandbox", "demo")
 	plantState(t, def)
 	_, err := run(t, "plan", "--sandbox", "--config", cfg)

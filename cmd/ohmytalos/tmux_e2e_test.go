@@ -81,9 +81,8 @@ func TestInitSandboxInTmux(t *testing.T) {
 	work := filepath.Join(dir, "demo")
 	os.MkdirAll(work, 0o755)
 	s := &tmuxSession{t: t, socket: fmt.Sprintf("ohmytalos-e2e-%d", os.Getpid()), name: "wizard"}
-	fakeKube := FakeKubernetesEnv + "=1" // needs the CCM service controller: load balancer targets (issue 23)
-	cmd := fmt.Sprintf("cd %s && %s OHMYTALOS_AGE_KEY_FILE=%s/age.key HCLOUD_TOKEN= TERM=xterm-256color %s init --sandbox; echo EXITED $?; sleep 600",
-		work, fakeKube, dir, bin)
+	cmd := fmt.Sprintf("cd %s && OHMYTALOS_AGE_KEY_FILE=%s/age.key HCLOUD_TOKEN= TERM=xterm-256color %s init --sandbox; echo EXITED $?; sleep 600",
+		work, dir, bin)
 	start := time.Now()
 	s.tmux("new-session", "-d", "-s", s.name, "-x", "120", "-y", "40", cmd)
 	t.Cleanup(func() { exec.Command("tmux", "-L", s.socket, "kill-server").Run() })
@@ -152,12 +151,11 @@ func TestInitSandboxInTmux(t *testing.T) {
 	// The doctor runs on the new cluster from the done screen.
 	s.keys("d")
 	scr = s.waitFor("PASS  vip-claimed", 180*time.Second)
-	// lb-targets: with the ingress add-on on (the seed's default) the
-	// cloud controller targets the nodes for Traefik's Service, which the
-	// Helm add-on path installs (issue 20); until that path lands the
-	// ingress load balancer honestly has no target here. Traefik behind
-	// it passes lb-targets in steps' TestIngressServesOnTheFirstApply.
-	for _, want := range []string{"PASS  vip-link", "PASS  lb-owners", "PASS  provider-id", "  lb-targets"} {
+	// lb-targets: with the ingress add-on on (the seed's default) init
+	// installs Traefik's release, the cloud controller targets the nodes
+	// for its Service, and init waits until they pass their health
+	// checks (issue 20's "done when").
+	for _, want := range []string{"PASS  vip-link", "PASS  lb-owners", "PASS  provider-id", "PASS  lb-targets"} {
 		if !strings.Contains(s.waitFor(want, 120*time.Second), want) {
 			t.Errorf("doctor screen lacks %q", want)
 		}

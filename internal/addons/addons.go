@@ -23,7 +23,7 @@ const (
 // networking, the cloud controller before workloads that wait for
 // initialised nodes.
 func Names() []string {
-	return []string{HCloudSecret, Cilium, HCloudCCM, HCloudCSI, Longhorn, MetricsServer, Backup}
+	return []string{HCloudSecret, Cilium, HCloudCCM, HCloudCSI, Longhorn, MetricsServer, ingressAddon, Backup}
 }
 
 // Inputs are the facts known only at apply time.
@@ -74,6 +74,7 @@ func Enabled(sp *spec.Spec) map[string]bool {
 		HCloudCSI:     a.HCloudCSI.On(),
 		Longhorn:      a.Longhorn.On() && sp.HasStoragePool(),
 		MetricsServer: a.MetricsServer.On(),
+		ingressAddon:  a.Ingress.On(),
 		Backup:        a.Backup.On(),
 	}
 }
@@ -113,6 +114,8 @@ func renderOne(sp *spec.Spec, in Inputs, name string) (Addon, error) {
 		return longhorn(sp), nil
 	case MetricsServer:
 		return metricsServer(sp), nil
+	case ingressAddon:
+		return ingress(sp), nil
 	case Backup:
 		return talosBackup(sp, in.Backup), nil
 	}

@@ -78,11 +78,12 @@ func TestRenderSelectsAddons(t *testing.T) {
 		mutate func(*spec.Spec)
 		want   string
 	}{
-		{"defaults", nil, "hcloud-secret,cilium,hcloud-ccm,hcloud-csi"},
-		{"storage pool turns Longhorn on", storage, "hcloud-secret,cilium,hcloud-ccm,hcloud-csi,longhorn"},
-		{"Longhorn switched off", func(s *spec.Spec) { storage(s); s.Addons.Longhorn.Enabled = on(false) }, "hcloud-secret,cilium,hcloud-ccm,hcloud-csi"},
-		{"metrics-server on", func(s *spec.Spec) { s.Addons.MetricsServer.Enabled = on(true) }, "hcloud-secret,cilium,hcloud-ccm,hcloud-csi,metrics-server"},
-		{"own CNI", func(s *spec.Spec) { s.Addons.Cilium.Enabled = on(false) }, "hcloud-secret,hcloud-ccm,hcloud-csi"},
+		{"defaults", nil, "hcloud-secret,cilium,hcloud-ccm,hcloud-csi,ingress"},
+		{"ingress switched off", func(s *spec.Spec) { s.Addons.Ingress.Enabled = on(false) }, "hcloud-secret,cilium,hcloud-ccm,hcloud-csi"},
+		{"storage pool turns Longhorn on", storage, "hcloud-secret,cilium,hcloud-ccm,hcloud-csi,longhorn,ingress"},
+		{"Longhorn switched off", func(s *spec.Spec) { storage(s); s.Addons.Longhorn.Enabled = on(false) }, "hcloud-secret,cilium,hcloud-ccm,hcloud-csi,ingress"},
+		{"metrics-server on", func(s *spec.Spec) { s.Addons.MetricsServer.Enabled = on(true) }, "hcloud-secret,cilium,hcloud-ccm,hcloud-csi,metrics-server,ingress"},
+		{"own CNI", func(s *spec.Spec) { s.Addons.Cilium.Enabled = on(false) }, "hcloud-secret,hcloud-ccm,hcloud-csi,ingress"},
 		{"no Hetzner add-ons", func(s *spec.Spec) { s.Addons.HCloudCCM.Enabled = on(false); s.Addons.HCloudCSI.Enabled = on(false) }, "cilium"},
 	}
 	for _, c := range cases {
@@ -313,6 +314,19 @@ func TestPruning(t *testing.T) {
 	for _, c := range cases {
 		if got := Prunable(c.kind, c.ref, desired); got != c.want {
 			t.Errorf("Prunable(%s) = %t, want %t", c.ref, got, c.want)
+		}
+	}
+}
+
+// An add-on that comes from no chart is refused by ChartRef and Values
+// alike, naming every add-on that does.
+func TestUnknownChartAddonNamesTheChoices(t *testing.T) {
+	sp := testSpec(t, nil)
+	_, refErr := ChartRef(sp, "nope")
+	_, valErr := Values(sp, Inputs{}, "nope")
+	for _, err := range []error{refErr, valErr} {
+		if err == nil || err.Error() != `add-on "nope" comes from no chart: use one of cilium, hcloudCCM, hcloudCSI, longhorn, metricsServer, ingress` {
+			t.Errorf("err = %v", err)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package addons
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ohmytalos/ohmytalos/internal/charts"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
@@ -44,67 +45,60 @@ const traefikNS = "traefik"
 // pins are the table's rows, Ref.Digest filled by Charts.
 func pins() []Chart {
 	return []Chart{
-		{
-			// helm.cilium.io is cilium/charts (CNAME); index.yaml entry
-			// cilium 1.19.6, digest checked against the archive itself.
-			Addon: Cilium, Key: "cilium",
-			Ref:     charts.Ref{Repository: "https://helm.cilium.io/", Name: "cilium", Version: "1.19.6"},
-			Release: charts.Release{Name: "cilium", Namespace: ciliumNS},
-			Digests: map[string]string{"1.19.6": "sha256:21c43cf53841f9ab0375047d95aa4c64051ea52bbd2c679416e6408f5f1c9179"},
-		},
-		{
-			// charts.hetzner.cloud is hetznercloud/helm-charts (CNAME);
-			// hcloud-cloud-controller-manager chart/README.md: helm repo add
-			// hcloud https://charts.hetzner.cloud. Digest: its index.yaml,
-			// equal to the archive's Git LFS oid.
-			Addon: HCloudCCM, Key: "hcloudCCM",
-			Ref:     charts.Ref{Repository: "https://charts.hetzner.cloud", Name: "hcloud-cloud-controller-manager", Version: "1.35.0"},
-			Release: charts.Release{Name: "hcloud-cloud-controller-manager", Namespace: hcloudNS},
-			Digests: map[string]string{"1.35.0": "sha256:22ed0126b392e1100a942dbe5fb47cd8057b43138d9974c308760ad58f2eac24"},
-		},
-		{
-			// csi-driver chart/Chart.yaml names the chart hcloud-csi; same
-			// repository and index as the cloud controller.
-			Addon: HCloudCSI, Key: "hcloudCSI",
-			Ref:     charts.Ref{Repository: "https://charts.hetzner.cloud", Name: "hcloud-csi", Version: "2.22.1"},
-			Release: charts.Release{Name: "hcloud-csi", Namespace: hcloudNS},
-			Digests: map[string]string{"2.22.1": "sha256:b9a9d4667886f9454007acd63cf405d3db3d674eeb93f05d59451439884775a4"},
-		},
-		{
-			// longhorn/longhorn chart/README.md: helm repo add longhorn
-			// https://charts.longhorn.io. The stored index (longhorn/charts
-			// gh-pages) stops in 2024, before 1.10.1: this digest is the
-			// archive's sha256 as four independent pins of
-			// charts.longhorn.io's longhorn-1.10.1.tgz give it, not read from
-			// the index itself.
-			Addon: Longhorn, Key: "longhorn",
-			Ref:     charts.Ref{Repository: "https://charts.longhorn.io", Name: "longhorn", Version: "1.10.1"},
-			Release: charts.Release{Name: "longhorn", Namespace: longhornNS},
-			Digests: map[string]string{"1.10.1": "sha256:a871d397e19cf3243949abd41fd294869f5c2c490014f29e71866a2433ec7fb9"},
-		},
-		{
-			// kubernetes-sigs/metrics-server charts/metrics-server; index on
-			// its gh-pages branch: 3.13.0 ships appVersion 0.8.0, 3.13.1 0.8.1.
-			Addon: MetricsServer, Key: "metricsServer",
-			Ref:     charts.Ref{Repository: "https://kubernetes-sigs.github.io/metrics-server/", Name: "metrics-server", Version: "3.13.0"},
-			Release: charts.Release{Name: "metrics-server", Namespace: metricsNS},
-			Digests: map[string]string{
-				"3.13.0": "sha256:fb929902e3b7565663cdd1734f31d63735c932be1541a7228b5aeef6d2348a1f",
-				"3.13.1": "sha256:084e6edb680cf4e2acc30bd496568c53fdf663cbacf6e17876b25785c35b7a13",
-			},
-		},
-		{
-			// traefik/traefik-helm-chart README.md: helm repo add traefik
-			// https://traefik.github.io/charts. Its index (traefik/charts)
-			// is not stored here: the digest of 41.6.0 (appVersion v3.7.13)
-			// is the archive's sha256 as three independent pins of
-			// traefik.github.io/charts/traefik/traefik-41.6.0.tgz give it.
-			Addon: ingressAddon, Key: "ingress",
-			Ref:     charts.Ref{Repository: "https://traefik.github.io/charts", Name: "traefik", Version: "41.6.0"},
-			Release: charts.Release{Name: "traefik", Namespace: traefikNS},
-			Digests: map[string]string{"41.6.0": "sha256:cd7254ea853da73bdb88edc896f079b88d43ffa0bfe699fdbf21081361eac365"},
-		},
+		// helm.cilium.io is cilium/charts (CNAME); index.yaml entry
+		// cilium 1.19.6, digest checked against the archive itself.
+		pin(Cilium, "cilium", ciliumNS, "https://helm.cilium.io/", "cilium",
+			known{"1.19.6", "sha256:21c43cf53841f9ab0375047d95aa4c64051ea52bbd2c679416e6408f5f1c9179"}),
+		// charts.hetzner.cloud is hetznercloud/helm-charts (CNAME);
+		// hcloud-cloud-controller-manager chart/README.md: helm repo add
+		// hcloud https://charts.hetzner.cloud. Digest: its index.yaml,
+		// equal to the archive's Git LFS oid.
+		pin(HCloudCCM, "hcloudCCM", hcloudNS, "https://charts.hetzner.cloud", "hcloud-cloud-controller-manager",
+			known{"1.35.0", "sha256:22ed0126b392e1100a942dbe5fb47cd8057b43138d9974c308760ad58f2eac24"}),
+		// csi-driver chart/Chart.yaml names the chart hcloud-csi; same
+		// repository and index as the cloud controller.
+		pin(HCloudCSI, "hcloudCSI", hcloudNS, "https://charts.hetzner.cloud", "hcloud-csi",
+			known{"2.22.1", "sha256:b9a9d4667886f9454007acd63cf405d3db3d674eeb93f05d59451439884775a4"}),
+		// longhorn/longhorn chart/README.md: helm repo add longhorn
+		// https://charts.longhorn.io. The stored index (longhorn/charts
+		// gh-pages) stops in 2024, before 1.10.1: this digest is the
+		// archive's sha256 as four independent pins of
+		// charts.longhorn.io's longhorn-1.10.1.tgz give it, not read from
+		// the index itself.
+		pin(Longhorn, "longhorn", longhornNS, "https://charts.longhorn.io", "longhorn",
+			known{"1.10.1", "sha256:a871d397e19cf3243949abd41fd294869f5c2c490014f29e71866a2433ec7fb9"}),
+		// kubernetes-sigs/metrics-server charts/metrics-server; index on
+		// its gh-pages branch: 3.13.0 ships appVersion 0.8.0, 3.13.1 0.8.1.
+		pin(MetricsServer, "metricsServer", metricsNS, "https://kubernetes-sigs.github.io/metrics-server/", "metrics-server",
+			known{"3.13.0", "sha256:fb929902e3b7565663cdd1734f31d63735c932be1541a7228b5aeef6d2348a1f"},
+			known{"3.13.1", "sha256:084e6edb680cf4e2acc30bd496568c53fdf663cbacf6e17876b25785c35b7a13"}),
+		// traefik/traefik-helm-chart README.md: helm repo add traefik
+		// https://traefik.github.io/charts. Its index (traefik/charts)
+		// is not stored here: the digest of 41.6.0 (appVersion v3.7.13)
+		// is the archive's sha256 as three independent pins of
+		// traefik.github.io/charts/traefik/traefik-41.6.0.tgz give it.
+		pin(ingressAddon, "ingress", traefikNS, "https://traefik.github.io/charts", "traefik",
+			known{"41.6.0", "sha256:cd7254ea853da73bdb88edc896f079b88d43ffa0bfe699fdbf21081361eac365"}),
 	}
+}
+
+// known is a chart version ohmytalos knows and its archive digest.
+type known struct{ version, digest string }
+
+// pin is one row of the table: addon (spec key key) from chart in repo,
+// released under the chart's own name in ns. The first known version is
+// the default release's.
+func pin(addon, key, ns, repo, chart string, versions ...known) Chart {
+	c := Chart{
+		Addon: addon, Key: key,
+		Ref:     charts.Ref{Repository: repo, Name: chart, Version: versions[0].version},
+		Release: charts.Release{Name: chart, Namespace: ns},
+		Digests: map[string]string{},
+	}
+	for _, v := range versions {
+		c.Digests[v.version] = v.digest
+	}
+	return c
 }
 
 // ChartOf is the pins table's entry of an add-on, by name ("hcloud-ccm"),
@@ -118,6 +112,19 @@ func ChartOf(name string) (Chart, bool) {
 	return Chart{}, false
 }
 
+// chartNamed is ChartOf, or an error naming the add-ons that come from a
+// chart.
+func chartNamed(name string) (Chart, error) {
+	if c, ok := ChartOf(name); ok {
+		return c, nil
+	}
+	var keys []string
+	for _, c := range pins() {
+		keys = append(keys, c.Key)
+	}
+	return Chart{}, fmt.Errorf("add-on %q comes from no chart: use one of %s", name, strings.Join(keys, ", "))
+}
+
 // ChartRef is the chart to install for an add-on of a defaulted spec: the
 // pin, at the chart version of addons.KEY.version (spec.ChartVersion),
 // with addons.KEY.chart's fields over it. The digest is the pinned one
@@ -125,9 +132,9 @@ func ChartOf(name string) (Chart, bool) {
 // know, and the operator's when chart.digest is set. A chart.path is
 // resolved against the spec file's folder.
 func ChartRef(sp *spec.Spec, name string) (charts.Ref, error) {
-	c, ok := ChartOf(name)
-	if !ok {
-		return charts.Ref{}, fmt.Errorf("add-on %q comes from no chart: use one of cilium, hcloudCCM, hcloudCSI, longhorn, metricsServer, ingress", name)
+	c, err := chartNamed(name)
+	if err != nil {
+		return charts.Ref{}, err
 	}
 	a, ok := specAddon(sp, c.Key)
 	if !ok {

@@ -53,34 +53,29 @@ func hcloudCCM(sp *spec.Spec) Addon {
 			"capabilities": m{"drop": strs("ALL")}},
 	}
 	sel := labelMap("app", "hcloud-cloud-controller-manager")
-	dep := newObject("apps/v1", "Deployment", hcloudNS, "hcloud-cloud-controller-manager").with("spec", m{
+	dep := workload("Deployment", hcloudNS, "hcloud-cloud-controller-manager", sel, m{
 		"replicas":             1,
 		"revisionHistoryLimit": 2,
-		"selector":             m{"matchLabels": sel},
-		"template": m{
-			"metadata": m{"labels": sel},
-			"spec": m{
-				"serviceAccountName": "hcloud-cloud-controller-manager",
-				"dnsPolicy":          "Default",
-				// hostNetwork: it runs before any CNI, on KubePrism.
-				"hostNetwork":       true,
-				"priorityClassName": "system-cluster-critical",
-				// On the control planes (as ferrous-systems/terraform-hcloud-rke2
-				// pins it): on a worker, losing that worker leaves the cluster
-				// without its cloud controller, so its Node is never deleted
-				// until the pod is evicted (five minutes of unreachable).
-				"nodeSelector": labelMap("node-role.kubernetes.io/control-plane", ""),
-				"securityContext": m{"runAsNonRoot": true, "runAsUser": 65532, "runAsGroup": 65532,
-					"seccompProfile": m{"type": "RuntimeDefault"}},
-				"tolerations": l{
-					m{"key": "node.cloudprovider.kubernetes.io/uninitialized", "value": "true", "effect": "NoSchedule"},
-					m{"key": "CriticalAddonsOnly", "operator": "Exists"},
-					m{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"},
-					m{"key": "node.kubernetes.io/not-ready", "operator": "Exists"},
-				},
-				"containers": l{c},
-			},
+	}, m{
+		"serviceAccountName": "hcloud-cloud-controller-manager",
+		"dnsPolicy":          "Default",
+		// hostNetwork: it runs before any CNI, on KubePrism.
+		"hostNetwork":       true,
+		"priorityClassName": "system-cluster-critical",
+		// On the control planes (as ferrous-systems/terraform-hcloud-rke2
+		// pins it): on a worker, losing that worker leaves the cluster
+		// without its cloud controller, so its Node is never deleted
+		// until the pod is evicted (five minutes of unreachable).
+		"nodeSelector": labelMap("node-role.kubernetes.io/control-plane", ""),
+		"securityContext": m{"runAsNonRoot": true, "runAsUser": 65532, "runAsGroup": 65532,
+			"seccompProfile": m{"type": "RuntimeDefault"}},
+		"tolerations": l{
+			m{"key": "node.cloudprovider.kubernetes.io/uninitialized", "value": "true", "effect": "NoSchedule"},
+			m{"key": "CriticalAddonsOnly", "operator": "Exists"},
+			m{"key": "node-role.kubernetes.io/control-plane", "operator": "Exists", "effect": "NoSchedule"},
+			m{"key": "node.kubernetes.io/not-ready", "operator": "Exists"},
 		},
+		"containers": l{c},
 	})
 	objs := []Object{
 		serviceAccount(hcloudNS, "hcloud-cloud-controller-manager"),
@@ -133,62 +128,52 @@ func hcloudCSI(sp *spec.Spec, clusterID string) Addon {
 	ports := l{m{"name": "metrics", "containerPort": 9189}, m{"name": "healthz", "containerPort": 9808, "protocol": "TCP"}}
 	driverEnv := env("CSI_ENDPOINT", "unix:///run/csi/socket", "METRICS_ENDPOINT", "0.0.0.0:9189", "ENABLE_METRICS", "true")
 	ctrlLabels := labelMap("app", "hcloud-csi-controller")
-	controller := newObject("apps/v1", "Deployment", hcloudNS, "hcloud-csi-controller").with("spec", m{
+	controller := workload("Deployment", hcloudNS, "hcloud-csi-controller", ctrlLabels, m{
 		"replicas": 1,
-		"selector": m{"matchLabels": ctrlLabels},
-		"template": m{
-			"metadata": m{"labels": ctrlLabels},
-			"spec": m{
-				"serviceAccountName": "hcloud-csi-controller",
-				"securityContext":    m{"fsGroup": 1001},
-				"containers": l{
-					m{"name": "hcloud-csi-driver", "image": img, "args": strs("-controller"),
-						"env": append(append(l{}, driverEnv...), fieldEnv("KUBE_NODE_NAME", "spec.nodeName"), secretEnv("HCLOUD_TOKEN", "hcloud", "token"),
-							// Every volume the driver creates carries the cluster label
-							// besides its own (managed-by=csi-driver, pvc-name, ...), so
-							// destroy finds the volumes claims left (csi-driver
-							// cmd/controller/main.go reads HCLOUD_VOLUME_EXTRA_LABELS,
-							// key=value,...; since v2.15.0).
-							m{"name": "HCLOUD_VOLUME_EXTRA_LABELS", "value": CSIVolumeLabels(sp.Name, clusterID)}),
-						"ports": ports, "livenessProbe": health, "volumeMounts": l{sock}},
-					m{"name": "csi-attacher", "image": csiAttacher, "args": strs("--default-fstype=ext4"), "volumeMounts": l{sock}},
-					m{"name": "csi-resizer", "image": csiResizer, "volumeMounts": l{sock}},
-					m{"name": "csi-provisioner", "image": csiProvisioner,
-						"args": strs("--feature-gates=Topology=true", "--default-fstype=ext4", "--extra-create-metadata", "--strict-topology"), "volumeMounts": l{sock}},
-					m{"name": "liveness-probe", "image": csiLiveness, "volumeMounts": l{sock}},
-				},
-				"volumes": l{m{"name": "socket-dir", "emptyDir": m{}}},
-			},
+	}, m{
+		"serviceAccountName": "hcloud-csi-controller",
+		"securityContext":    m{"fsGroup": 1001},
+		"containers": l{
+			m{"name": "hcloud-csi-driver", "image": img, "args": strs("-controller"),
+				"env": append(append(l{}, driverEnv...), fieldEnv("KUBE_NODE_NAME", "spec.nodeName"), secretEnv("HCLOUD_TOKEN", "hcloud", "token"),
+					// Every volume the driver creates carries the cluster label
+					// besides its own (managed-by=csi-driver, pvc-name, ...), so
+					// destroy finds the volumes claims left (csi-driver
+					// cmd/controller/main.go reads HCLOUD_VOLUME_EXTRA_LABELS,
+					// key=value,...; since v2.15.0).
+					m{"name": "HCLOUD_VOLUME_EXTRA_LABELS", "value": CSIVolumeLabels(sp.Name, clusterID)}),
+				"ports": ports, "livenessProbe": health, "volumeMounts": l{sock}},
+			m{"name": "csi-attacher", "image": csiAttacher, "args": strs("--default-fstype=ext4"), "volumeMounts": l{sock}},
+			m{"name": "csi-resizer", "image": csiResizer, "volumeMounts": l{sock}},
+			m{"name": "csi-provisioner", "image": csiProvisioner,
+				"args": strs("--feature-gates=Topology=true", "--default-fstype=ext4", "--extra-create-metadata", "--strict-topology"), "volumeMounts": l{sock}},
+			m{"name": "liveness-probe", "image": csiLiveness, "volumeMounts": l{sock}},
 		},
+		"volumes": l{m{"name": "socket-dir", "emptyDir": m{}}},
 	})
 	nodeLabels := labelMap("app", "hcloud-csi")
 	plugin := mount("plugin-dir", "/run/csi")
-	node := newObject("apps/v1", "DaemonSet", hcloudNS, "hcloud-csi-node").with("spec", m{
-		"selector":       m{"matchLabels": nodeLabels},
+	node := workload("DaemonSet", hcloudNS, "hcloud-csi-node", nodeLabels, m{
 		"updateStrategy": m{"type": "RollingUpdate"},
-		"template": m{
-			"metadata": m{"labels": nodeLabels},
-			"spec": m{
-				"securityContext": m{"fsGroup": 1001},
-				"tolerations": l{m{"effect": "NoExecute", "operator": "Exists"}, m{"effect": "NoSchedule", "operator": "Exists"},
-					m{"key": "CriticalAddonsOnly", "operator": "Exists"}},
-				"containers": l{
-					m{"name": "csi-node-driver-registrar", "image": csiRegistrar,
-						"args":         strs("--kubelet-registration-path=/var/lib/kubelet/plugins/csi.hetzner.cloud/socket"),
-						"volumeMounts": l{plugin, mount("registration-dir", "/registration")}},
-					m{"name": "liveness-probe", "image": csiLiveness, "volumeMounts": l{plugin}},
-					m{"name": "hcloud-csi-driver", "image": img, "args": strs("-node"), "env": driverEnv,
-						"securityContext": m{"privileged": true}, "ports": ports, "livenessProbe": health,
-						"volumeMounts": l{m{"name": "kubelet-dir", "mountPath": "/var/lib/kubelet", "mountPropagation": "Bidirectional"},
-							plugin, mount("device-dir", "/dev")}},
-				},
-				"volumes": l{
-					hostPathVolume("kubelet-dir", "/var/lib/kubelet", "Directory"),
-					hostPathVolume("plugin-dir", "/var/lib/kubelet/plugins/csi.hetzner.cloud/", "DirectoryOrCreate"),
-					hostPathVolume("registration-dir", "/var/lib/kubelet/plugins_registry/", "Directory"),
-					hostPathVolume("device-dir", "/dev", "Directory"),
-				},
-			},
+	}, m{
+		"securityContext": m{"fsGroup": 1001},
+		"tolerations": l{m{"effect": "NoExecute", "operator": "Exists"}, m{"effect": "NoSchedule", "operator": "Exists"},
+			m{"key": "CriticalAddonsOnly", "operator": "Exists"}},
+		"containers": l{
+			m{"name": "csi-node-driver-registrar", "image": csiRegistrar,
+				"args":         strs("--kubelet-registration-path=/var/lib/kubelet/plugins/csi.hetzner.cloud/socket"),
+				"volumeMounts": l{plugin, mount("registration-dir", "/registration")}},
+			m{"name": "liveness-probe", "image": csiLiveness, "volumeMounts": l{plugin}},
+			m{"name": "hcloud-csi-driver", "image": img, "args": strs("-node"), "env": driverEnv,
+				"securityContext": m{"privileged": true}, "ports": ports, "livenessProbe": health,
+				"volumeMounts": l{m{"name": "kubelet-dir", "mountPath": "/var/lib/kubelet", "mountPropagation": "Bidirectional"},
+					plugin, mount("device-dir", "/dev")}},
+		},
+		"volumes": l{
+			hostPathVolume("kubelet-dir", "/var/lib/kubelet", "Directory"),
+			hostPathVolume("plugin-dir", "/var/lib/kubelet/plugins/csi.hetzner.cloud/", "DirectoryOrCreate"),
+			hostPathVolume("registration-dir", "/var/lib/kubelet/plugins_registry/", "Directory"),
+			hostPathVolume("device-dir", "/dev", "Directory"),
 		},
 	})
 	driver := newObject("storage.k8s.io/v1", "CSIDriver", "", "csi.hetzner.cloud").with("spec", m{

@@ -90,3 +90,11 @@ func IngressIPFamilies(ipv6 bool) (policy string, families []string) {
 	}
 	return "SingleStack", []string{"IPv4"}
 }
+
+// ingress is the ingress add-on: its objects all come from the traefik
+// chart (no typed object), so it renders only the workload the apply
+// waits for, the Deployment the values ask for (TraefikValues).
+func ingress(sp *spec.Spec) Addon {
+	a, _ := specAddon(sp, "ingress")
+	return Addon{Name: ingressAddon, Version: a.Version, Workloads: []Workload{{"Deployment", IngressNamespace, IngressService}}}
+}

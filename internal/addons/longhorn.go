@@ -56,54 +56,43 @@ func longhorn(sp *spec.Spec) Addon {
 		"default-setting.yaml": "create-default-disk-labeled-nodes: true\ndefault-data-path: /var/lib/longhorn\n",
 	})
 	sel := labelMap("app", "longhorn-manager")
-	manager := newObject("apps/v1", "DaemonSet", longhornNS, "longhorn-manager").with("spec", m{
-		"selector": m{"matchLabels": sel},
-		"template": m{
-			"metadata": m{"labels": sel},
-			"spec": m{
-				"serviceAccountName": "longhorn-service-account",
-				"priorityClassName":  "system-node-critical",
-				"containers": l{m{
-					"name": "longhorn-manager", "image": mgr,
-					"command": strs("longhorn-manager", "-d", "daemon",
-						"--engine-image", image("docker.io/longhornio/longhorn-engine", v),
-						"--instance-manager-image", image("docker.io/longhornio/longhorn-instance-manager", v),
-						"--share-manager-image", image("docker.io/longhornio/longhorn-share-manager", v),
-						"--backing-image-manager-image", image("docker.io/longhornio/backing-image-manager", v),
-						"--manager-image", mgr,
-						"--service-account", "longhorn-service-account"),
-					"securityContext": m{"privileged": true},
-					"env": l{fieldEnv("POD_NAME", "metadata.name"), fieldEnv("POD_NAMESPACE", "metadata.namespace"),
-						fieldEnv("POD_IP", "status.podIP"), fieldEnv("NODE_NAME", "spec.nodeName")},
-					"ports": l{m{"name": "manager", "containerPort": 9500}, m{"name": "conversion-wh", "containerPort": 9501},
-						m{"name": "admission-wh", "containerPort": 9502}, m{"name": "recov-backend", "containerPort": 9503}},
-					"readinessProbe": m{"httpGet": m{"path": "/v1/healthz", "port": 9502, "scheme": "HTTPS"}},
-					"volumeMounts": l{mount("dev", "/host/dev"), mount("proc", "/host/proc"),
-						m{"name": "longhorn", "mountPath": "/var/lib/longhorn", "mountPropagation": "Bidirectional"}},
-				}},
-				"volumes": l{hostPathVolume("dev", "/dev", ""), hostPathVolume("proc", "/proc", ""),
-					hostPathVolume("longhorn", "/var/lib/longhorn", "")},
-			},
-		},
+	manager := workload("DaemonSet", longhornNS, "longhorn-manager", sel, nil, m{
+		"serviceAccountName": "longhorn-service-account",
+		"priorityClassName":  "system-node-critical",
+		"containers": l{m{
+			"name": "longhorn-manager", "image": mgr,
+			"command": strs("longhorn-manager", "-d", "daemon",
+				"--engine-image", image("docker.io/longhornio/longhorn-engine", v),
+				"--instance-manager-image", image("docker.io/longhornio/longhorn-instance-manager", v),
+				"--share-manager-image", image("docker.io/longhornio/longhorn-share-manager", v),
+				"--backing-image-manager-image", image("docker.io/longhornio/backing-image-manager", v),
+				"--manager-image", mgr,
+				"--service-account", "longhorn-service-account"),
+			"securityContext": m{"privileged": true},
+			"env": l{fieldEnv("POD_NAME", "metadata.name"), fieldEnv("POD_NAMESPACE", "metadata.namespace"),
+				fieldEnv("POD_IP", "status.podIP"), fieldEnv("NODE_NAME", "spec.nodeName")},
+			"ports": l{m{"name": "manager", "containerPort": 9500}, m{"name": "conversion-wh", "containerPort": 9501},
+				m{"name": "admission-wh", "containerPort": 9502}, m{"name": "recov-backend", "containerPort": 9503}},
+			"readinessProbe": m{"httpGet": m{"path": "/v1/healthz", "port": 9502, "scheme": "HTTPS"}},
+			"volumeMounts": l{mount("dev", "/host/dev"), mount("proc", "/host/proc"),
+				m{"name": "longhorn", "mountPath": "/var/lib/longhorn", "mountPropagation": "Bidirectional"}},
+		}},
+		"volumes": l{hostPathVolume("dev", "/dev", ""), hostPathVolume("proc", "/proc", ""),
+			hostPathVolume("longhorn", "/var/lib/longhorn", "")},
 	})
 	dsel := labelMap("app", "longhorn-driver-deployer")
-	deployer := newObject("apps/v1", "Deployment", longhornNS, "longhorn-driver-deployer").with("spec", m{
+	deployer := workload("Deployment", longhornNS, "longhorn-driver-deployer", dsel, m{
 		"replicas": 1,
-		"selector": m{"matchLabels": dsel},
-		"template": m{
-			"metadata": m{"labels": dsel},
-			"spec": m{
-				"serviceAccountName": "longhorn-service-account",
-				"initContainers": l{m{"name": "wait-longhorn-manager", "image": mgr,
-					"command": strs("sh", "-c", "while [ $(curl -m 1 -s -o /dev/null -w \"%{http_code}\" http://longhorn-backend:9500/v1) != \"200\" ]; do echo waiting; sleep 2; done")}},
-				"containers": l{m{
-					"name": "longhorn-driver-deployer", "image": mgr,
-					"command": strs("longhorn-manager", "-d", "deploy-driver", "--manager-image", mgr, "--manager-url", "http://longhorn-backend:9500/v1"),
-					"env": l{fieldEnv("POD_NAMESPACE", "metadata.namespace"), fieldEnv("NODE_NAME", "spec.nodeName"),
-						m{"name": "SERVICE_ACCOUNT", "valueFrom": m{"fieldRef": m{"fieldPath": "spec.serviceAccountName"}}}},
-				}},
-			},
-		},
+	}, m{
+		"serviceAccountName": "longhorn-service-account",
+		"initContainers": l{m{"name": "wait-longhorn-manager", "image": mgr,
+			"command": strs("sh", "-c", "while [ $(curl -m 1 -s -o /dev/null -w \"%{http_code}\" http://longhorn-backend:9500/v1) != \"200\" ]; do echo waiting; sleep 2; done")}},
+		"containers": l{m{
+			"name": "longhorn-driver-deployer", "image": mgr,
+			"command": strs("longhorn-manager", "-d", "deploy-driver", "--manager-image", mgr, "--manager-url", "http://longhorn-backend:9500/v1"),
+			"env": l{fieldEnv("POD_NAMESPACE", "metadata.namespace"), fieldEnv("NODE_NAME", "spec.nodeName"),
+				m{"name": "SERVICE_ACCOUNT", "valueFrom": m{"fieldRef": m{"fieldPath": "spec.serviceAccountName"}}}},
+		}},
 	})
 	service := func(name, portName string, port int) Object {
 		return newObject("v1", "Service", longhornNS, name).with("spec", m{"selector": sel,

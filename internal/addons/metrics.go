@@ -27,20 +27,15 @@ func metricsServer(sp *spec.Spec) Addon {
 			"capabilities": m{"drop": strs("ALL")}, "seccompProfile": m{"type": "RuntimeDefault"}},
 		"volumeMounts": l{mount("tmp-dir", "/tmp")},
 	}
-	dep := newObject("apps/v1", "Deployment", metricsNS, "metrics-server").with("spec", m{
+	dep := workload("Deployment", metricsNS, "metrics-server", sel, m{
 		"replicas": 1,
-		"selector": m{"matchLabels": sel},
 		"strategy": m{"rollingUpdate": m{"maxUnavailable": 0}},
-		"template": m{
-			"metadata": m{"labels": sel},
-			"spec": m{
-				"serviceAccountName": "metrics-server",
-				"priorityClassName":  "system-cluster-critical",
-				"nodeSelector":       labelMap("kubernetes.io/os", "linux"),
-				"containers":         l{c},
-				"volumes":            l{m{"name": "tmp-dir", "emptyDir": m{}}},
-			},
-		},
+	}, m{
+		"serviceAccountName": "metrics-server",
+		"priorityClassName":  "system-cluster-critical",
+		"nodeSelector":       labelMap("kubernetes.io/os", "linux"),
+		"containers":         l{c},
+		"volumes":            l{m{"name": "tmp-dir", "emptyDir": m{}}},
 	})
 	reader := clusterRole("system:aggregated-metrics-reader", rule([]string{"metrics.k8s.io"}, []string{"pods", "nodes"}, read))
 	reader.setLabels(map[string]string{"rbac.authorization.k8s.io/aggregate-to-admin": "true",

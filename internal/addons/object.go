@@ -7,6 +7,7 @@ package addons
 
 import (
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 )
@@ -178,4 +179,20 @@ func sortedKeys[V any](mp map[string]V) []string {
 // image joins a repository and a tag.
 func image(repo, version string) string {
 	return fmt.Sprintf("%s:%s", repo, strings.TrimSpace(version))
+}
+
+// Label is the value of the label key ("" when absent).
+func (o Object) Label(key string) string {
+	l, _ := o.meta()["labels"].(map[string]any)
+	s, _ := l[key].(string)
+	return s
+}
+
+// workload is an apps/v1 kind (Deployment, DaemonSet) named name in ns:
+// its selector matches sel and its pod template carries sel; extra are
+// the spec's other fields (replicas, strategy) and pod is the pod spec.
+func workload(kind, ns, name string, sel, extra, pod m) Object {
+	spec := m{"selector": m{"matchLabels": sel}, "template": m{"metadata": m{"labels": sel}, "spec": pod}}
+	maps.Copy(spec, extra)
+	return newObject("apps/v1", kind, ns, name).with("spec", spec)
 }

@@ -13,9 +13,9 @@ import (
 // over them (charts.Merge). No value holds a secret: the token stays in
 // the kube-system/hcloud Secret, which the values name.
 func Values(sp *spec.Spec, in Inputs, name string) ([]charts.Value, error) {
-	c, ok := ChartOf(name)
-	if !ok {
-		return nil, fmt.Errorf("add-on %q comes from no chart: use one of cilium, hcloudCCM, hcloudCSI, longhorn, metricsServer, ingress", name)
+	c, err := chartNamed(name)
+	if err != nil {
+		return nil, err
 	}
 	switch c.Addon {
 	case Cilium:

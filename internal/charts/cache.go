@@ -68,3 +68,21 @@ func writeCache(dir, digest string, data []byte) error {
 
 	return nil
 }
+
+// fromCache parses r's pinned digest ("" when unpinned) and opens the
+// cache folder; c is the cached chart when r is pinned, lookup is true
+// and the cache holds that archive, nil otherwise.
+func (s *Source) fromCache(r Ref, lookup bool) (pinned, cache string, c *Chart, err error) {
+	if pinned, err = parseDigest(r.Digest); err != nil {
+		return "", "", nil, err
+	}
+	if cache, err = s.cacheDir(); err != nil {
+		return "", "", nil, err
+	}
+	if pinned != "" && lookup {
+		if data, ok := s.cached(cache, pinned); ok {
+			c, err = load(r, pinned, data)
+		}
+	}
+	return pinned, cache, c, err
+}

@@ -144,3 +144,23 @@ func cacheFile(t *testing.T, dir, digest string) string {
 
 // chartT is helm's chart type, for edits in tests.
 type chartT = chart.Chart
+
+// mustName fails t unless err names every one of wants.
+func mustName(t *testing.T, err error, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not name %q", err, w)
+		}
+	}
+}
+
+// mustContain fails t for each of wants that text lacks, naming what.
+func mustContain(t *testing.T, what, text string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(text, w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, text)
+		}
+	}
+}

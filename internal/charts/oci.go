@@ -16,20 +16,9 @@ import (
 // chart layer's digest is sha256 of the .tgz, as an HTTP index's digest
 // is, so a pinned Ref.Digest means the same archive either way.
 func (s *Source) fetchOCI(ctx context.Context, r Ref) (*Chart, error) {
-	pinned, err := parseDigest(r.Digest)
-	if err != nil {
-		return nil, err
-	}
-
-	cache, err := s.cacheDir()
-	if err != nil {
-		return nil, err
-	}
-
-	if pinned != "" {
-		if data, ok := s.cached(cache, pinned); ok {
-			return load(r, pinned, data)
-		}
+	pinned, cache, c, err := s.fromCache(r, true)
+	if err != nil || c != nil {
+		return c, err
 	}
 
 	ref := ociRef(r)

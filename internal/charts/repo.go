@@ -26,21 +26,11 @@ const (
 
 // fetchHTTP fetches r from its Helm HTTP repository, or from the cache.
 func (s *Source) fetchHTTP(ctx context.Context, r Ref) (*Chart, error) {
-	pinned, err := parseDigest(r.Digest)
-	if err != nil {
-		return nil, err
-	}
-
-	cache, err := s.cacheDir()
-	if err != nil {
-		return nil, err
-	}
-
-	// A pinned chart already in the cache needs no network at all.
-	if pinned != "" && s.Mirror == "" {
-		if data, ok := s.cached(cache, pinned); ok {
-			return load(r, pinned, data)
-		}
+	// A pinned chart already in the cache needs no network at all (a
+	// mirror's chart is fetched from it each time).
+	pinned, cache, c, err := s.fromCache(r, s.Mirror == "")
+	if err != nil || c != nil {
+		return c, err
 	}
 
 	base := s.mirrored(r.Repository)

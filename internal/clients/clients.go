@@ -45,6 +45,13 @@ type Set struct {
 	// for the firewall (the sandbox's; else $OHMYTALOS_IP_ECHO_URL or the
 	// public default, see internal/myip).
 	IPEchoURL string
+	// ChartMirror, when set, serves every upstream chart repository
+	// https://HOST/PATH under ChartMirror+"/HOST/PATH" with stand-in charts
+	// (the sandbox's; $OHMYTALOS_CHART_MIRROR): charts.Source.Mirror.
+	ChartMirror string
+	// ChartCache is the chart cache folder ("" = the user's cache
+	// directory, ohmytalos/charts).
+	ChartCache string
 
 	cache cache
 }

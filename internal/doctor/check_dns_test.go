@@ -66,6 +66,13 @@ func listenV6(t *testing.T) net.Listener {
 	if err != nil {
 		t.Skipf("no IPv6 loopback on this host: %v", err)
 	}
+	acceptAll(t, l, func(c net.Conn) { _ = c.Close() })
+	return l
+}
+
+// acceptAll hands every connection l accepts to handle, until l is closed
+// at the end of the test.
+func acceptAll(t *testing.T, l net.Listener, handle func(net.Conn)) {
 	t.Cleanup(func() { _ = l.Close() })
 	go func() {
 		for {
@@ -73,10 +80,9 @@ func listenV6(t *testing.T) net.Listener {
 			if err != nil {
 				return
 			}
-			_ = c.Close()
+			handle(c)
 		}
 	}()
-	return l
 }
 
 // portDialer sends connections for ports 80 and 443 to the given local

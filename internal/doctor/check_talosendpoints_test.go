@@ -48,16 +48,9 @@ func apid(t *testing.T) (string, talosPKI) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = l.Close() })
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go func() { _ = c.(*tls.Conn).Handshake(); _ = c.Close() }()
-		}
-	}()
+	acceptAll(t, l, func(c net.Conn) {
+		go func() { _ = c.(*tls.Conn).Handshake(); _ = c.Close() }()
+	})
 	return l.Addr().String(), talosPKI{caPEM: caPEM, crt: cc, key: ck}
 }
 

@@ -2,42 +2,60 @@ package kube
 
 import (
 	"context"
-	"crypto/tls"
-	"encoding/pem"
 	"errors"
-	"io"
-	"log"
-	"net/http/httptest"
-	"net/netip"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/rest"
-
-	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubefake"
+	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubereal"
+	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubereal/kubetest"
 )
 
-// sandboxClient is a client against the sandbox's Kubernetes API server.
-func sandboxClient(t *testing.T) *Client {
+// realClient is a client against a real control plane (kubereal: etcd,
+// kube-apiserver, kube-controller-manager and kube-scheduler, configured
+// as Talos configures them; kubetest starts it as kubereal's own tests
+// do) with one simulated kubelet, w-1. It skips without go on PATH (the
+// binaries are built from source on first use).
+func realClient(t *testing.T) (*Client, *kubereal.Kubelet) {
 	t.Helper()
-	s := kubefake.New(kubefake.Options{Version: "v1.36.3", PodCIDRs: []netip.Prefix{netip.MustParsePrefix("10.42.0.0/16")}, Resync: 20 * time.Millisecond})
-	t.Cleanup(s.Close)
-	hs := httptest.NewUnstartedServer(s)
-	hs.Config.ErrorLog = log.New(io.Discard, "", 0)
-	hs.TLS = &tls.Config{MinVersion: tls.VersionTLS12, ClientAuth: tls.RequestClientCert}
-	hs.StartTLS()
-	t.Cleanup(hs.Close)
-	ca := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: hs.Certificate().Raw})
-	c, err := NewForConfig(&rest.Config{Host: hs.URL, TLSClientConfig: rest.TLSClientConfig{CAData: ca}, Timeout: 10 * time.Second})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	cp := kubetest.Start(t, ctx, "drain")
+	k, err := cp.StartKubelet(ctx, kubereal.KubeletConfig{Name: "w-1", Version: "v1.36.3", InternalIP: "10.0.2.1", PodStart: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return c
+	t.Cleanup(k.Stop)
+	cfg, err := cp.RESTConfig("admin", "system:masters")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Timeout = 10 * time.Second
+	c, err := NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Pods need the namespace's default ServiceAccount, which the service
+	// account controller creates once it runs.
+	waitUntil(t, 30*time.Second, "the default ServiceAccount of namespace default", func() bool {
+		_, err := c.Get(context.Background(), "v1", "ServiceAccount", "default", "default")
+		return err == nil
+	})
+	return c, k
+}
+
+// waitUntil polls cond every 20ms, failing with what after timeout.
+func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not there after %s", what, timeout)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 func mustApply(t *testing.T, c *Client, o Object) {
@@ -47,26 +65,24 @@ func mustApply(t *testing.T, c *Client, o Object) {
 	}
 }
 
-// daemonSetPod waits for the sandbox's DaemonSet controller to run the
-// cilium DaemonSet's pod on w-1, and names it.
+// daemonSetPod waits for the real DaemonSet controller and scheduler to
+// run the cilium DaemonSet's pod on w-1, and names it.
 func daemonSetPod(t *testing.T, c *Client) string {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		l, err := c.List(context.Background(), "v1", "Pod", "default", "app=cilium")
-		if err == nil && len(l) == 1 && str(l[0], "spec", "nodeName") == "w-1" {
-			return str(l[0], "metadata", "name")
+	var name string
+	waitUntil(t, 30*time.Second, "the cilium DaemonSet's pod on w-1", func() bool {
+		l, err := c.List(context.Background(), "v1", "Pod", "kube-system", "app=cilium")
+		if err == nil && len(l) == 1 && str(l[0], "spec", "nodeName") == "w-1" && str(l[0], "status", "phase") == "Running" {
+			name = str(l[0], "metadata", "name")
+			return true
 		}
-		if time.Now().After(deadline) {
-			n, _ := c.Get(context.Background(), "v1", "Node", "", "w-1")
-			t.Fatalf("no DaemonSet pod on w-1 after 10s: %v %v (node %v)", l, err, n)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false
+	})
+	return name
 }
 
-// pod is a pod bound to node w-1, Ready, with an emptyDir volume when
-// scratch.
+// pod is a pod bound to node w-1 with an emptyDir volume when scratch,
+// once w-1's kubelet reports it Ready.
 func pod(t *testing.T, c *Client, name string, labels map[string]any, scratch bool) {
 	t.Helper()
 	md := Object{"name": name, "namespace": "default", "labels": labels}
@@ -75,17 +91,10 @@ func pod(t *testing.T, c *Client, name string, labels map[string]any, scratch bo
 		spec["volumes"] = []any{Object{"name": "scratch", "emptyDir": Object{}}}
 	}
 	mustApply(t, c, Object{"apiVersion": "v1", "kind": "Pod", "metadata": md, "spec": spec})
-	ctx := context.Background()
-	pods := c.Dynamic().Resource(schema.GroupVersionResource{Version: "v1", Resource: "pods"}).Namespace("default")
-	u, err := pods.Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_ = unstructured.SetNestedField(u.Object, "Running", "status", "phase")
-	_ = unstructured.SetNestedSlice(u.Object, []any{Object{"type": "Ready", "status": "True"}}, "status", "conditions")
-	if _, err := pods.UpdateStatus(ctx, u, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	waitUntil(t, 30*time.Second, "pod "+name+" Ready on w-1", func() bool {
+		p, err := c.Get(context.Background(), "v1", "Pod", "default", name)
+		return err == nil && str(p, "status", "phase") == "Running"
+	})
 }
 
 func podNames(t *testing.T, c *Client) []string {
@@ -101,14 +110,15 @@ func podNames(t *testing.T, c *Client) []string {
 	return out
 }
 
-// TestDrainOnSandbox drains a node of the sandbox's API server with
+// TestDrainOnRealKubernetes drains a node of a real control plane with
 // kubectl's drain library: the cordon, a plain pod and an emptyDir pod
-// evicted, the DaemonSet pod kept; then a PodDisruptionBudget that allows
-// no disruption holds a pod until the timeout, which names it.
-func TestDrainOnSandbox(t *testing.T) {
-	c := sandboxClient(t)
+// evicted through kube-apiserver's eviction subresource (the simulated
+// kubelet confirms their deletion), the DaemonSet pod kept; then a
+// PodDisruptionBudget that allows no disruption (judged by the real
+// disruption controller) holds a pod until the timeout, which names it.
+func TestDrainOnRealKubernetes(t *testing.T) {
+	c, kubelet := realClient(t)
 	ctx := context.Background()
-	mustApply(t, c, Object{"apiVersion": "v1", "kind": "Node", "metadata": Object{"name": "w-1"}})
 	if err := c.Cordon(ctx, "w-1"); err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +126,7 @@ func TestDrainOnSandbox(t *testing.T) {
 	if err != nil || walk(n, "spec", "unschedulable") != true {
 		t.Fatalf("cordoned node = %v, %v", n["spec"], err)
 	}
-	mustApply(t, c, Object{"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": Object{"name": "cilium", "namespace": "default"},
+	mustApply(t, c, Object{"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": Object{"name": "cilium", "namespace": "kube-system"},
 		"spec": Object{"selector": Object{"matchLabels": Object{"app": "cilium"}}, "template": Object{
 			"metadata": Object{"labels": Object{"app": "cilium"}}, "spec": Object{
 				// Tolerating every taint, as Cilium's agent does.
@@ -132,8 +142,11 @@ func TestDrainOnSandbox(t *testing.T) {
 	if err := c.Drain(ctx, "w-1", DrainOptions{Timeout: 20 * time.Second, RetryDelay: 50 * time.Millisecond, Progress: progress}); err != nil {
 		t.Fatal(err)
 	}
-	if got := podNames(t, c); !slices.Equal(got, []string{dsPod}) {
-		t.Errorf("pods after the drain = %v, want only the DaemonSet's", got)
+	if got := podNames(t, c); len(got) != 0 {
+		t.Errorf("pods of namespace default after the drain = %v, want none", got)
+	}
+	if _, err := c.Get(ctx, "v1", "Pod", "kube-system", dsPod); err != nil {
+		t.Errorf("the DaemonSet's pod %s after the drain: %v, want kept", dsPod, err)
 	}
 	mu.Lock()
 	if !slices.Contains(heard, "evicted pod default/web") || !slices.Contains(heard, "evicted pod default/cache") {
@@ -144,7 +157,11 @@ func TestDrainOnSandbox(t *testing.T) {
 	pod(t, c, "guarded", map[string]any{"app": "db"}, false)
 	mustApply(t, c, Object{"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": Object{"name": "db", "namespace": "default"},
 		"spec": Object{"minAvailable": 1, "selector": Object{"matchLabels": Object{"app": "db"}}}})
-	err = c.Drain(ctx, "w-1", DrainOptions{Timeout: 500 * time.Millisecond, RetryDelay: 50 * time.Millisecond})
+	waitUntil(t, 30*time.Second, "the disruption controller's status of budget db", func() bool {
+		b, err := c.Get(ctx, "policy/v1", "PodDisruptionBudget", "default", "db")
+		return err == nil && fmt.Sprint(walk(b, "status", "currentHealthy")) == "1" && fmt.Sprint(walk(b, "status", "disruptionsAllowed")) == "0"
+	})
+	err = c.Drain(ctx, "w-1", DrainOptions{Timeout: 2 * time.Second, RetryDelay: 50 * time.Millisecond})
 	var inc *DrainIncomplete
 	if !errors.As(err, &inc) || !slices.Equal(inc.Left, []string{"default/guarded"}) || !slices.Equal(inc.Blocked, []string{"default/guarded"}) {
 		t.Fatalf("drain against the budget: %v (%+v)", err, inc)
@@ -161,7 +178,11 @@ func TestDrainOnSandbox(t *testing.T) {
 	if err := c.DeleteNode(ctx, "gone"); err != nil {
 		t.Errorf("delete of a node already gone: %v", err)
 	}
+	kubelet.Stop() // a stopped kubelet registers its Node no more
 	if err := c.DeleteNode(ctx, "w-1"); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := c.Get(ctx, "v1", "Node", "", "w-1"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("node w-1 after its deletion: %v, want ErrNotFound", err)
 	}
 }

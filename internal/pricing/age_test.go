@@ -1,7 +1,6 @@
 package pricing
 
 import (
-	"context"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -89,9 +88,7 @@ func TestSandboxServesTheOfflineList(t *testing.T) {
 	fake := hcloudfake.New(hcloudfake.Options{Token: "t"})
 	srv := httptest.NewServer(fake)
 	t.Cleanup(srv.Close)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	live, err := FromAPI(ctx, hcloud.NewClient(hcloud.WithEndpoint(srv.URL), hcloud.WithToken("t")))
+	live, err := FromAPI(testCtx(t), hcloud.NewClient(hcloud.WithEndpoint(srv.URL), hcloud.WithToken("t")))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,8 +98,9 @@ func mustRate(t testing.TB, s string) rate {
 }
 
 // fakeHetzner serves GET /pricing and GET /server_types from the embedded
-// snapshot, as the real API would, and records the token it saw.
-func fakeHetzner(t *testing.T, status int) *httptest.Server {
+// snapshot, as the real API would, and checks the token it sees; it
+// returns a client of it with that token.
+func fakeHetzner(t *testing.T, status int) *hcloud.Client {
 	t.Helper()
 	files := map[string]string{"/pricing": offlinePricingFile, "/server_types": offlineServerTypesFile}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -124,14 +125,19 @@ func fakeHetzner(t *testing.T, status int) *httptest.Server {
 		_, _ = w.Write(body)
 	}))
 	t.Cleanup(srv.Close)
-	return srv
+	return hcloud.NewClient(hcloud.WithEndpoint(srv.URL), hcloud.WithToken("test-token"))
+}
+
+// testCtx is a context that ends after 10 seconds or with the test.
+func testCtx(t *testing.T) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
 }
 
 func TestFromAPI(t *testing.T) {
-	srv := fakeHetzner(t, http.StatusOK)
-	client := hcloud.NewClient(hcloud.WithEndpoint(srv.URL), hcloud.WithToken("test-token"))
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	client, ctx := fakeHetzner(t, http.StatusOK), testCtx(t)
 	live, err := FromAPI(ctx, client)
 	if err != nil {
 		t.Fatal(err)
@@ -158,10 +164,7 @@ func TestFromAPI(t *testing.T) {
 }
 
 func TestFromAPIUnauthorized(t *testing.T) {
-	srv := fakeHetzner(t, http.StatusUnauthorized)
-	client := hcloud.NewClient(hcloud.WithEndpoint(srv.URL), hcloud.WithToken("test-token"))
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	client, ctx := fakeHetzner(t, http.StatusUnauthorized), testCtx(t)
 	_, err := FromAPI(ctx, client)
 	if err == nil || !strings.Contains(err.Error(), "GET /pricing") || !strings.Contains(err.Error(), "offline prices") {
 		t.Fatalf("want an operator-facing error naming GET /pricing, got %v", err)

@@ -21,6 +21,14 @@ type Spec struct {
 	// Timeout bounds the wait for the release's resources to be ready;
 	// 0 is DefaultTimeout.
 	Timeout time.Duration
+	// InstallNoWait installs (never upgrades) without waiting for the
+	// resources to be ready, as `helm install` without --wait: the caller
+	// waits for them afterwards. On a new cluster the add-ons' workloads
+	// wait for each other (Hubble relay needs the cloud controller's
+	// initialised nodes, the cloud controller needs the CNI's Ready
+	// nodes), so a wait per release in install order would never end.
+	// Upgrades always wait, and roll back on failure.
+	InstallNoWait bool
 }
 
 // Result is what Ensure did.
@@ -94,6 +102,9 @@ func (c *Client) install(ctx context.Context, cfg *action.Configuration, s Spec)
 	in.ForceConflicts = true  // take over fields ohmytalos's own server-side apply owned
 	in.WaitStrategy = kube.StatusWatcherStrategy
 	in.WaitForJobs = true
+	if s.InstallNoWait {
+		in.WaitStrategy, in.WaitForJobs = kube.HookOnlyStrategy, false
+	}
 	in.Timeout = s.Timeout
 
 	r, err := in.RunWithContext(ctx, s.Chart.Chart, s.Values)

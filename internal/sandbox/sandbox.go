@@ -45,11 +45,6 @@ type Options struct {
 	// WrapHCloud wraps the Hetzner fake's HTTP handler (paths relative to
 	// /v1), e.g. for a test to record every exchange; nil serves it as is.
 	WrapHCloud func(http.Handler) http.Handler
-	// FakeKubernetes serves each cluster's Kubernetes API from kubefake,
-	// the sandbox's own API server, instead of the real kube-apiserver,
-	// etcd, kube-controller-manager and kube-scheduler (the default,
-	// built from source on first use, see docs/sandbox.md).
-	FakeKubernetes bool
 	// HCloudNow is the Hetzner fake's clock (default time.Now): a test
 	// moves it past a load balancer's first health check interval.
 	HCloudNow func() time.Time
@@ -147,14 +142,15 @@ func Start(ctx context.Context, o Options) (*Sandbox, error) {
 		ForwardLoadBalancers: true, Now: o.HCloudNow,
 	})
 	co := talosfake.ClusterOptions{HCloudEndpoint: s.HCloudURL, Admit: s.HCloud.FirewallAdmits, Registries: []string{ln.Addr().String()}}
-	if !o.FakeKubernetes {
-		bins, err := kubebin.Ensure(ctx, kubebin.Options{Progress: s.progress})
-		if err != nil {
-			s.Close()
-			return nil, fmt.Errorf("sandbox real kubernetes: %w", err)
-		}
-		co.RealKubernetes, co.RealKubernetesDir, co.Logger, co.ImagePullDelay = &bins, o.WorkDir, o.Log, o.ImagePullDelay
+	// Each cluster's Kubernetes API is the real kube-apiserver, etcd,
+	// kube-controller-manager and kube-scheduler, built from source on
+	// first use (docs/sandbox.md).
+	bins, err := kubebin.Ensure(ctx, kubebin.Options{Progress: s.progress})
+	if err != nil {
+		s.Close()
+		return nil, fmt.Errorf("sandbox real kubernetes: %w", err)
 	}
+	co.RealKubernetes, co.RealKubernetesDir, co.Logger, co.ImagePullDelay = &bins, o.WorkDir, o.Log, o.ImagePullDelay
 	s.Talos = talosfake.NewCluster(co)
 	if o.Latency > 0 {
 		s.HCloud.SetLatency("/", o.Latency)

@@ -36,11 +36,7 @@ func TestAccessProblems(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Parse([]byte(c.yaml))
-			ps, ok := err.(Problems)
-			if !ok {
-				t.Fatalf("err = %v, want Problems", err)
-			}
+			ps := parseProblems(t, c.yaml)
 			for _, p := range ps {
 				if p.Field == c.field && strings.Contains(p.Reason, c.reason) && p.Fix != "" {
 					return

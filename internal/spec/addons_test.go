@@ -24,25 +24,8 @@ func TestAddonDefaultsAndValidation(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := &Spec{Name: "demo"}
-			if c.mutate != nil {
-				c.mutate(s)
-			}
-			s.Default()
-			ps := s.Validate()
-			if c.wantField == "" && len(ps) > 0 {
-				t.Fatalf("unexpected problems: %v", ps)
-			}
-			if c.wantField != "" {
-				if !ps.Has(c.wantField) {
-					t.Fatalf("problems %v lack %s", ps, c.wantField)
-				}
-				for _, p := range ps {
-					if p.Field == c.wantField && (p.Reason == "" || p.Fix == "") {
-						t.Errorf("problem without reason or fix: %v", p)
-					}
-				}
-			}
+			s, ps := validated(c.mutate)
+			wantProblemOn(t, ps, c.wantField)
 			if c.check != nil && !c.check(s) {
 				t.Errorf("defaults wrong: %+v", s.Addons)
 			}

@@ -33,21 +33,8 @@ func TestBackupDefaultsAndValidation(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := &Spec{Name: "demo"}
-			if c.mutate != nil {
-				c.mutate(s)
-			}
-			s.Default()
-			ps := s.Validate()
-			if c.wantField == "" {
-				if len(ps) > 0 {
-					t.Fatalf("unexpected problems: %v", ps)
-				}
-				return
-			}
-			if !ps.Has(c.wantField) {
-				t.Fatalf("problems %v lack %s", ps, c.wantField)
-			}
+			_, ps := validated(c.mutate)
+			wantProblemOn(t, ps, c.wantField)
 		})
 	}
 	s := &Spec{Name: "demo"}

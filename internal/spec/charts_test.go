@@ -92,26 +92,8 @@ func TestChartKeysValidation(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := &Spec{Name: "demo"}
-			if c.mutate != nil {
-				c.mutate(s)
-			}
-			s.Default()
-			ps := s.Validate()
-			if c.wantField == "" {
-				if len(ps) > 0 {
-					t.Fatalf("unexpected problems: %v", ps)
-				}
-				return
-			}
-			if !ps.Has(c.wantField) {
-				t.Fatalf("problems %v lack %s", ps, c.wantField)
-			}
-			for _, p := range ps {
-				if p.Field == c.wantField && (p.Reason == "" || p.Fix == "") {
-					t.Errorf("problem without reason or fix: %v", p)
-				}
-			}
+			_, ps := validated(c.mutate)
+			wantProblemOn(t, ps, c.wantField)
 		})
 	}
 }

@@ -32,26 +32,11 @@ func TestIngressDefaultsAndValidation(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			s := &Spec{Name: "demo"}
-			if c.mutate != nil {
-				c.mutate(s)
-			}
-			s.Default()
+			s, ps := validated(c.mutate)
 			if got := s.Addons.Ingress.On(); got != c.on {
 				t.Errorf("ingress on = %v, want %v", got, c.on)
 			}
-			ps := s.Validate()
-			switch {
-			case c.wantField == "" && len(ps) > 0:
-				t.Fatalf("unexpected problems: %v", ps)
-			case c.wantField != "" && !ps.Has(c.wantField):
-				t.Fatalf("problems %v lack %s", ps, c.wantField)
-			}
-			for _, p := range ps {
-				if p.Reason == "" || p.Fix == "" {
-					t.Errorf("problem without reason or fix: %v", p)
-				}
-			}
+			wantProblemOn(t, ps, c.wantField)
 		})
 	}
 }

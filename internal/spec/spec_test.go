@@ -123,11 +123,7 @@ func TestValidationErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Parse([]byte(c.yaml))
-			ps, ok := err.(Problems)
-			if !ok {
-				t.Fatalf("err = %v, want Problems", err)
-			}
+			ps := parseProblems(t, c.yaml)
 			for _, p := range ps {
 				if p.Field == c.field {
 					if !strings.Contains(p.Reason, c.reason) {

@@ -19,7 +19,7 @@ func newWorld(t *testing.T, specPath string) *world { return &world{testworld.Ne
 func (w *world) deps() *steps.Deps {
 	d := steps.SandboxDeps(steps.SandboxEndpoints{
 		HCloudURL: w.SB.HCloudURL, FactoryURL: w.SB.FactoryURL, IPEchoURL: w.SB.IPEchoURL,
-		Token: w.SB.Token, RescueSSHPort: w.SB.RescueSSHPort,
+		Token: w.SB.Token, RescueSSHPort: w.SB.RescueSSHPort, ChartsURL: w.SB.ChartsURL,
 	}, nil, "test")
 	d.PollInterval, d.NodeTimeout = 10*time.Millisecond, time.Minute
 	return d

@@ -9,18 +9,13 @@ import (
 )
 
 func TestSourceReadsCronJobs(t *testing.T) {
-	p := newPKI(t)
-	srv := apiServer(t, p, map[string]any{
+	src := sourceFor(t, map[string]any{
 		"/apis/batch/v1/namespaces/kube-system/cronjobs/talos-backup": map[string]any{
 			"spec":   map[string]any{"schedule": "0 */6 * * *", "suspend": false},
 			"status": map[string]any{"lastScheduleTime": "2026-11-29T06:00:00Z", "lastSuccessfulTime": "2026-11-29T06:00:41Z"},
 		},
 		"/apis/batch/v1/namespaces/kube-system/cronjobs/never-ran": map[string]any{"spec": map[string]any{"schedule": "@daily", "suspend": true}},
 	})
-	src, err := New(kubeconfigFor(srv.URL, p), "")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var _ doctor.CronJobSource = src
 	ctx := context.Background()
 	cj, err := src.CronJob(ctx, "kube-system", "talos-backup")

@@ -8,8 +8,7 @@ import (
 // TestSourceReadsServicesPullsAndVersions covers the reads of lb-pending,
 // image-pulls and version-skew against a plain API server.
 func TestSourceReadsServicesPullsAndVersions(t *testing.T) {
-	p := newPKI(t)
-	srv := apiServer(t, p, map[string]any{
+	src := sourceFor(t, map[string]any{
 		"/api/v1/services": map[string]any{"metadata": map[string]any{}, "items": []any{
 			map[string]any{"metadata": map[string]any{"namespace": "default", "name": "web"}, "spec": map[string]any{"type": "LoadBalancer"}},
 			map[string]any{"metadata": map[string]any{"namespace": "default", "name": "shop", "annotations": map[string]string{"load-balancer.hetzner.cloud/location": "nbg1"}},
@@ -37,10 +36,6 @@ func TestSourceReadsServicesPullsAndVersions(t *testing.T) {
 			map[string]any{"metadata": map[string]any{"name": "w-1"}, "status": map[string]any{"nodeInfo": map[string]any{"kubeletVersion": "v1.36.3"}}},
 		}},
 	})
-	src, err := New(kubeconfigFor(srv.URL, p), "")
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
 	svcs, err := src.LoadBalancerServices(ctx)
 	if err != nil || len(svcs) != 2 || svcs[0].Name != "web" || len(svcs[0].Events) != 2 || svcs[0].Events[1] != "second" ||

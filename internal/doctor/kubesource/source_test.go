@@ -262,3 +262,15 @@ contexts: [{name: c, context: {cluster: k, user: u}}]
 		t.Fatalf("nodes = %+v, %v", nodes, err)
 	}
 }
+
+// sourceFor is a Source over a test API server that answers routes.
+func sourceFor(t *testing.T, routes map[string]any) *Source {
+	t.Helper()
+	p := newPKI(t)
+	srv := apiServer(t, p, routes)
+	src, err := New(kubeconfigFor(srv.URL, p), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
+}

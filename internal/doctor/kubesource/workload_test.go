@@ -11,8 +11,7 @@ import (
 )
 
 func TestSourceReadsReadinessAndWorkloads(t *testing.T) {
-	p := newPKI(t)
-	srv := apiServer(t, p, map[string]any{
+	src := sourceFor(t, map[string]any{
 		"/api/v1/nodes": map[string]any{"items": []any{
 			map[string]any{"metadata": map[string]any{"name": "cp-1", "labels": map[string]any{"a": "b"}}, "spec": map[string]any{"providerID": "hcloud://1"},
 				"status": map[string]any{"conditions": []any{map[string]any{"type": "Ready", "status": "True"}}}},
@@ -25,10 +24,6 @@ func TestSourceReadsReadinessAndWorkloads(t *testing.T) {
 		"/apis/apps/v1/namespaces/kube-system/deployments/hcloud-cloud-controller-manager": map[string]any{"spec": map[string]any{"replicas": 1},
 			"status": map[string]any{"readyReplicas": 1}},
 	})
-	src, err := New(kubeconfigFor(srv.URL, p), "")
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
 	nodes, err := src.Nodes(ctx)
 	if err != nil || len(nodes) != 2 {
@@ -70,12 +65,7 @@ func TestSourceReadsRenderedCilium(t *testing.T) {
 			}
 		}
 	}
-	p := newPKI(t)
-	srv := apiServer(t, p, routes)
-	src, err := New(kubeconfigFor(srv.URL, p), "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	src := sourceFor(t, routes)
 	c, err := src.CiliumConfig(context.Background())
 	if err != nil || c == nil {
 		t.Fatalf("cilium config = %+v, %v", c, err)

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
+
+	"github.com/ohmytalos/ohmytalos/internal/reconcile/reconciletest"
 )
 
 // fakeClient is an in-memory Client: it keeps firewalls by ID, changes
@@ -29,9 +31,7 @@ func newFake(fws ...*hcloud.Firewall) *fakeClient {
 }
 
 func (f *fakeClient) call(name string) ([]*hcloud.Action, error) {
-	f.calls = append(f.calls, name)
-	if err, ok := f.fail[name]; ok {
-		delete(f.fail, name)
+	if err := reconciletest.Record(&f.calls, f.fail, name); err != nil {
 		return nil, err
 	}
 	f.nextID++
@@ -43,11 +43,7 @@ func (f *fakeClient) GetByID(_ context.Context, id int64) (*hcloud.Firewall, *hc
 }
 
 func (f *fakeClient) AllWithOpts(_ context.Context, opts hcloud.FirewallListOpts) ([]*hcloud.Firewall, error) {
-	var out []*hcloud.Firewall
-	for _, fw := range f.fws {
-		out = append(out, fw)
-	}
-	return out, nil
+	return reconciletest.ByID(f.fws), nil
 }
 
 func (f *fakeClient) Create(_ context.Context, opts hcloud.FirewallCreateOpts) (hcloud.FirewallCreateResult, *hcloud.Response, error) {
@@ -87,13 +83,6 @@ func (f *fakeClient) ApplyResources(_ context.Context, fw *hcloud.Firewall, res 
 	return acts, nil, err
 }
 
-type fakeActions struct{ waited int }
-
-func (f *fakeActions) WaitFor(_ context.Context, actions ...*hcloud.Action) error {
-	f.waited += len(actions)
-	return nil
-}
-
 func rule(port, cidr string) hcloud.FirewallRule {
 	_, n, _ := net.ParseCIDR(cidr)
 	return hcloud.FirewallRule{Direction: hcloud.FirewallRuleDirectionIn, Protocol: hcloud.FirewallRuleProtocolTCP, Port: hcloud.Ptr(port), SourceIPs: []net.IPNet{*n}}
@@ -108,7 +97,7 @@ func TestPlanAndReconcile(t *testing.T) {
 	w := want()
 	fw := &hcloud.Firewall{ID: 1, Name: "demo", Labels: map[string]string{"owner": "someone"},
 		Rules: []hcloud.FirewallRule{rule("6443", "0.0.0.0/0")}}
-	f, acts := newFake(fw), &fakeActions{}
+	f, acts := newFake(fw), &reconciletest.Actions{}
 	s := New(f, acts)
 	d := s.Plan(fw, w)
 	if !d.Rules || d.ApplyTo != "cluster=demo" || !slices.Equal(d.Labels.Keys, []string{"cluster"}) {
@@ -120,8 +109,8 @@ func TestPlanAndReconcile(t *testing.T) {
 	if wantCalls := []string{"set rules", "apply to cluster=demo", "update labels"}; !slices.Equal(f.calls, wantCalls) {
 		t.Fatalf("calls = %q, want %q", f.calls, wantCalls)
 	}
-	if acts.waited != 2 {
-		t.Errorf("waited for %d actions, want 2", acts.waited)
+	if len(acts.Waited) != 2 {
+		t.Errorf("waited for %d actions, want 2", len(acts.Waited))
 	}
 	if d := s.Plan(fw, w); !d.Empty() {
 		t.Errorf("after reconcile the diff is %+v, want none", d)
@@ -143,12 +132,12 @@ func TestNoRulesAreSentAsEmptyList(t *testing.T) {
 	w := want()
 	w.Rules = nil
 	f := newFake()
-	fw, err := New(f, &fakeActions{}).Create(context.Background(), w)
+	fw, err := New(f, &reconciletest.Actions{}).Create(context.Background(), w)
 	if err != nil || fw == nil {
 		t.Fatalf("create with no rules: %v (nil must be sent as [])", err)
 	}
 	fw.Rules = []hcloud.FirewallRule{rule("6443", "0.0.0.0/0")}
-	s := New(f, &fakeActions{})
+	s := New(f, &reconciletest.Actions{})
 	if err := s.Reconcile(context.Background(), fw, w, s.Plan(fw, w)); err != nil {
 		t.Fatalf("set no rules: %v", err)
 	}
@@ -157,12 +146,12 @@ func TestNoRulesAreSentAsEmptyList(t *testing.T) {
 func TestErrorsNameTheFirewall(t *testing.T) {
 	f := newFake()
 	f.fail["create"] = errors.New("boom")
-	if _, err := New(f, &fakeActions{}).Create(context.Background(), want()); err == nil || err.Error() != "create firewall demo: boom" {
+	if _, err := New(f, &reconciletest.Actions{}).Create(context.Background(), want()); err == nil || err.Error() != "create firewall demo: boom" {
 		t.Errorf("create error = %v", err)
 	}
 	fw := &hcloud.Firewall{ID: 1, Name: "demo"}
 	f.fail["set rules"] = errors.New("boom")
-	s := New(f, &fakeActions{})
+	s := New(f, &reconciletest.Actions{})
 	if err := s.Reconcile(context.Background(), fw, want(), s.Plan(fw, want())); err == nil || err.Error() != "set the rules of firewall demo: boom" {
 		t.Errorf("reconcile error = %v", err)
 	}

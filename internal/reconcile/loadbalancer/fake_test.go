@@ -3,10 +3,11 @@ package loadbalancer
 import (
 	"context"
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
+
+	"github.com/ohmytalos/ohmytalos/internal/reconcile/reconciletest"
 )
 
 // fakeClient is an in-memory Client: it keeps load balancers by ID,
@@ -32,9 +33,7 @@ func newFake(lbs ...*hcloud.LoadBalancer) *fakeClient {
 }
 
 func (f *fakeClient) call(name string) (*hcloud.Action, error) {
-	f.calls = append(f.calls, name)
-	if err, ok := f.fail[name]; ok {
-		delete(f.fail, name)
+	if err := reconciletest.Record(&f.calls, f.fail, name); err != nil {
 		return nil, err
 	}
 	f.nextID++
@@ -47,11 +46,7 @@ func (f *fakeClient) GetByID(_ context.Context, id int64) (*hcloud.LoadBalancer,
 
 func (f *fakeClient) AllWithOpts(_ context.Context, opts hcloud.LoadBalancerListOpts) ([]*hcloud.LoadBalancer, error) {
 	f.selectors = append(f.selectors, opts.LabelSelector)
-	var out []*hcloud.LoadBalancer
-	for _, id := range slices.Sorted(maps.Keys(f.lbs)) {
-		out = append(out, f.lbs[id])
-	}
-	return out, nil
+	return reconciletest.ByID(f.lbs), nil
 }
 
 func (f *fakeClient) Create(_ context.Context, opts hcloud.LoadBalancerCreateOpts) (hcloud.LoadBalancerCreateResult, *hcloud.Response, error) {
@@ -148,14 +143,4 @@ func (f *fakeClient) RemoveLabelSelectorTarget(_ context.Context, lb *hcloud.Loa
 		})
 	}
 	return a, nil, err
-}
-
-// fakeActions counts the actions waited for.
-type fakeActions struct{ waited []int64 }
-
-func (f *fakeActions) WaitFor(_ context.Context, actions ...*hcloud.Action) error {
-	for _, a := range actions {
-		f.waited = append(f.waited, a.ID)
-	}
-	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
+
+	"github.com/ohmytalos/ohmytalos/internal/reconcile/reconciletest"
 )
 
 const target = "cluster=demo,ingress=true"
@@ -72,7 +74,7 @@ func TestPlanIsTyped(t *testing.T) {
 
 func TestReconcileMakesTheDiffInOrder(t *testing.T) {
 	lb := drifted()
-	f, acts := newFake(lb), &fakeActions{}
+	f, acts := newFake(lb), &reconciletest.Actions{}
 	s := New(f, acts, nil)
 	if err := s.Reconcile(context.Background(), lb, want(), s.Plan(lb, want())); err != nil {
 		t.Fatal(err)
@@ -82,8 +84,8 @@ func TestReconcileMakesTheDiffInOrder(t *testing.T) {
 	if !slices.Equal(f.calls, wantCalls) {
 		t.Fatalf("calls = %q\nwant    %q", f.calls, wantCalls)
 	}
-	if len(acts.waited) != len(wantCalls)-1 {
-		t.Errorf("waited for %d actions, want one per call but the labels' update (%d)", len(acts.waited), len(wantCalls)-1)
+	if len(acts.Waited) != len(wantCalls)-1 {
+		t.Errorf("waited for %d actions, want one per call but the labels' update (%d)", len(acts.Waited), len(wantCalls)-1)
 	}
 	if d := s.Plan(lb, want()); !d.Empty() {
 		t.Errorf("after reconcile the diff is %+v, want none", d)
@@ -97,7 +99,7 @@ func TestReconcileLeavesLocation(t *testing.T) {
 	lb := asWanted()
 	lb.Location = &hcloud.Location{Name: "nbg1"}
 	f := newFake(lb)
-	s := New(f, &fakeActions{}, nil)
+	s := New(f, &reconciletest.Actions{}, nil)
 	d := s.Plan(lb, want())
 	if d.Location != "fsn1" || d.InPlace() || d.Empty() {
 		t.Fatalf("diff = %+v, want only a location that needs a new load balancer", d)
@@ -114,22 +116,15 @@ func TestReconcileRetriesAndNamesTheCall(t *testing.T) {
 	f := newFake(lb)
 	f.fail["change type lb11"] = locked
 	tries := 0
-	retry := func(_ context.Context, fn func() error) error {
-		for {
-			tries++
-			if err := fn(); !hcloud.IsError(err, hcloud.ErrorCodeLocked) {
-				return err
-			}
-		}
-	}
-	s := New(f, &fakeActions{}, retry)
+	retry := reconciletest.RetryLocked(&tries)
+	s := New(f, &reconciletest.Actions{}, retry)
 	if err := s.Reconcile(context.Background(), lb, want(), s.Plan(lb, want())); err != nil || tries != 2 {
 		t.Fatalf("reconcile: %v after %d tries, want success on the second", err, tries)
 	}
 
 	f.fail["update service 80"] = errors.New("boom")
 	lb.Services[0].HealthCheck.Retries = 9
-	err := New(f, &fakeActions{}, nil).Reconcile(context.Background(), lb, want(), s.Plan(lb, want()))
+	err := New(f, &reconciletest.Actions{}, nil).Reconcile(context.Background(), lb, want(), s.Plan(lb, want()))
 	if err == nil || err.Error() != "set the service on port 80 of load balancer demo-ingress: boom" {
 		t.Fatalf("error = %v, want it to name the port and the load balancer", err)
 	}
@@ -209,14 +204,14 @@ func TestHandedOverIgnoresTheControllersServicesAndTargets(t *testing.T) {
 func TestHandedOverStillOwnsTypeNetworkAndLabels(t *testing.T) {
 	f := newFake()
 	lb := drifted()
-	d := New(f, &fakeActions{}, nil).Plan(lb, handedOver())
+	d := New(f, &reconciletest.Actions{}, nil).Plan(lb, handedOver())
 	if d.Type != "lb11" || d.Network == nil || d.Labels.Empty() {
 		t.Fatalf("diff = %+v, want type, network and labels", d)
 	}
 	if !d.Services.Empty() || d.Targets.Add != "" {
 		t.Fatalf("diff = %+v, want no service change and no target added", d)
 	}
-	if err := New(f, &fakeActions{}, nil).Reconcile(context.Background(), lb, handedOver(), d); err != nil {
+	if err := New(f, &reconciletest.Actions{}, nil).Reconcile(context.Background(), lb, handedOver(), d); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range f.calls {
@@ -235,11 +230,11 @@ func TestHandedOverStillOwnsTypeNetworkAndLabels(t *testing.T) {
 func TestHandOverRemovesOurSelectorTarget(t *testing.T) {
 	f := newFake()
 	lb := asWanted()
-	d := New(f, &fakeActions{}, nil).Plan(lb, handedOver())
+	d := New(f, &reconciletest.Actions{}, nil).Plan(lb, handedOver())
 	if !slices.Equal(d.Targets.Remove, []string{target}) || d.Targets.Add != "" || !d.Services.Empty() {
 		t.Fatalf("diff = %+v, want our selector target removed and nothing else", d)
 	}
-	if err := New(f, &fakeActions{}, nil).Reconcile(context.Background(), lb, handedOver(), d); err != nil {
+	if err := New(f, &reconciletest.Actions{}, nil).Reconcile(context.Background(), lb, handedOver(), d); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(f.calls, []string{"remove target " + target}) {

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
+
+	"github.com/ohmytalos/ohmytalos/internal/reconcile/reconciletest"
 )
 
 // fakeClient is an in-memory Client: it keeps networks by ID, changes
@@ -28,12 +30,7 @@ func newFake(nets ...*hcloud.Network) *fakeClient {
 }
 
 func (f *fakeClient) call(name string) error {
-	f.calls = append(f.calls, name)
-	if err, ok := f.fail[name]; ok {
-		delete(f.fail, name)
-		return err
-	}
-	return nil
+	return reconciletest.Record(&f.calls, f.fail, name)
 }
 
 func (f *fakeClient) GetByID(_ context.Context, id int64) (*hcloud.Network, *hcloud.Response, error) {
@@ -41,11 +38,7 @@ func (f *fakeClient) GetByID(_ context.Context, id int64) (*hcloud.Network, *hcl
 }
 
 func (f *fakeClient) AllWithOpts(context.Context, hcloud.NetworkListOpts) ([]*hcloud.Network, error) {
-	var out []*hcloud.Network
-	for _, n := range f.nets {
-		out = append(out, n)
-	}
-	return out, nil
+	return reconciletest.ByID(f.nets), nil
 }
 
 func (f *fakeClient) Create(_ context.Context, opts hcloud.NetworkCreateOpts) (*hcloud.Network, *hcloud.Response, error) {
@@ -75,13 +68,6 @@ func (f *fakeClient) AddSubnet(_ context.Context, n *hcloud.Network, opts hcloud
 	return &hcloud.Action{ID: 1}, nil, nil
 }
 
-type fakeActions struct{ waited int }
-
-func (f *fakeActions) WaitFor(_ context.Context, actions ...*hcloud.Action) error {
-	f.waited += len(actions)
-	return nil
-}
-
 func want() Want {
 	return Want{Name: "demo", Labels: map[string]string{"cluster": "demo"}, IPRange: "10.0.0.0/16", Zone: "eu-central",
 		Subnets: []string{"10.0.1.0/24", "10.0.2.0/24", "10.0.3.0/24"}}
@@ -94,7 +80,7 @@ func cidr(s string) *net.IPNet {
 
 func TestCreateThenNothingToDo(t *testing.T) {
 	f := newFake()
-	s := New(f, &fakeActions{})
+	s := New(f, &reconciletest.Actions{})
 	n, err := s.Create(context.Background(), want())
 	if err != nil {
 		t.Fatal(err)
@@ -110,7 +96,7 @@ func TestCreateThenNothingToDo(t *testing.T) {
 func TestMissingSubnetsAreAddedInOrder(t *testing.T) {
 	n := &hcloud.Network{ID: 1, Name: "demo", IPRange: cidr("10.0.0.0/16"), Labels: map[string]string{"owner": "someone"},
 		Subnets: []hcloud.NetworkSubnet{{IPRange: cidr("10.0.2.0/24")}}}
-	f, acts := newFake(n), &fakeActions{}
+	f, acts := newFake(n), &reconciletest.Actions{}
 	s := New(f, acts)
 	d := s.Plan(n, want())
 	if !slices.Equal(d.Subnets, []string{"10.0.1.0/24", "10.0.3.0/24"}) || d.Labels.Empty() || d.IPRange != "" {
@@ -122,8 +108,8 @@ func TestMissingSubnetsAreAddedInOrder(t *testing.T) {
 	if wantCalls := []string{"update labels", "add subnet 10.0.1.0/24", "add subnet 10.0.3.0/24"}; !slices.Equal(f.calls, wantCalls) {
 		t.Fatalf("calls = %q, want %q", f.calls, wantCalls)
 	}
-	if acts.waited != 2 || s.Plan(n, want()).InPlace() {
-		t.Errorf("waited %d, diff after %+v", acts.waited, s.Plan(n, want()))
+	if len(acts.Waited) != 2 || s.Plan(n, want()).InPlace() {
+		t.Errorf("waited %d, diff after %+v", len(acts.Waited), s.Plan(n, want()))
 	}
 	if n.Labels["owner"] != "someone" {
 		t.Errorf("labels = %v: a label someone else set must stay", n.Labels)
@@ -132,7 +118,7 @@ func TestMissingSubnetsAreAddedInOrder(t *testing.T) {
 
 func TestOtherRangeNeedsANewNetwork(t *testing.T) {
 	n := &hcloud.Network{ID: 1, Name: "demo", IPRange: cidr("10.1.0.0/16"), Labels: want().Labels}
-	s := New(newFake(n), &fakeActions{})
+	s := New(newFake(n), &reconciletest.Actions{})
 	d := s.Plan(n, want())
 	if d.IPRange != "10.0.0.0/16" {
 		t.Fatalf("diff = %+v, want the range reported", d)
@@ -147,7 +133,7 @@ func TestErrorsNameTheSubnet(t *testing.T) {
 	n := &hcloud.Network{ID: 1, Name: "demo", IPRange: cidr("10.0.0.0/16"), Labels: want().Labels}
 	f := newFake(n)
 	f.fail["add subnet 10.0.1.0/24"] = errors.New("boom")
-	s := New(f, &fakeActions{})
+	s := New(f, &reconciletest.Actions{})
 	err := s.Reconcile(context.Background(), n, want(), s.Plan(n, want()))
 	if err == nil || err.Error() != "add subnet 10.0.1.0/24 to network demo: boom" {
 		t.Fatalf("error = %v", err)

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
+
+	"github.com/ohmytalos/ohmytalos/internal/reconcile/reconciletest"
 )
 
 // fakeClient is an in-memory Client that keeps placement groups by ID
@@ -21,11 +23,7 @@ func (f *fakeClient) GetByID(_ context.Context, id int64) (*hcloud.PlacementGrou
 }
 
 func (f *fakeClient) AllWithOpts(context.Context, hcloud.PlacementGroupListOpts) ([]*hcloud.PlacementGroup, error) {
-	var out []*hcloud.PlacementGroup
-	for _, pg := range f.pgs {
-		out = append(out, pg)
-	}
-	return out, nil
+	return reconciletest.ByID(f.pgs), nil
 }
 
 func (f *fakeClient) Create(_ context.Context, opts hcloud.PlacementGroupCreateOpts) (hcloud.PlacementGroupCreateResult, *hcloud.Response, error) {

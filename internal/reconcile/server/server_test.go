@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
+
+	"github.com/ohmytalos/ohmytalos/internal/reconcile/reconciletest"
 )
 
 // fakeClient is an in-memory Client: it moves a server between placement
@@ -32,12 +34,7 @@ func (f *fakeClient) AllWithOpts(context.Context, hcloud.ServerListOpts) ([]*hcl
 }
 
 func (f *fakeClient) call(name string) error {
-	f.calls = append(f.calls, name)
-	if err, ok := f.fail[name]; ok {
-		delete(f.fail, name)
-		return err
-	}
-	return nil
+	return reconciletest.Record(&f.calls, f.fail, name)
 }
 
 func (f *fakeClient) Update(_ context.Context, sv *hcloud.Server, opts hcloud.ServerUpdateOpts) (*hcloud.Server, *hcloud.Response, error) {
@@ -68,13 +65,6 @@ func (f *fakeClient) RemoveFromPlacementGroup(_ context.Context, sv *hcloud.Serv
 	return &hcloud.Action{ID: 2}, nil, nil
 }
 
-type fakeActions struct{ waited int }
-
-func (f *fakeActions) WaitFor(_ context.Context, actions ...*hcloud.Action) error {
-	f.waited += len(actions)
-	return nil
-}
-
 func want() Want {
 	return Want{ServerType: "cx22", Location: "fsn1", PlacementGroup: &hcloud.PlacementGroup{ID: 5, Name: "demo-cp-0"},
 		Network: &hcloud.Network{ID: 7, Name: "demo"}, Labels: map[string]string{"cluster": "demo"}, Owned: []string{"ingress"}}
@@ -89,7 +79,7 @@ func live(status hcloud.ServerStatus) *hcloud.Server {
 func TestRunningServerIsNotMoved(t *testing.T) {
 	sv := live(hcloud.ServerStatusRunning)
 	f := &fakeClient{}
-	s := New(f, &fakeActions{}, nil)
+	s := New(f, &reconciletest.Actions{}, nil)
 	d := s.Plan(sv, want())
 	if d.PlacementGroup == nil || d.MoveInPlace || d.Stopped || d.Detached || !slices.Equal(d.Labels.Keys, []string{"ingress"}) {
 		t.Fatalf("diff = %+v, want a group move reported and the owned ingress label dropped", d)
@@ -104,15 +94,8 @@ func TestStoppedServerMovesWithRetries(t *testing.T) {
 	sv := live(hcloud.ServerStatusOff)
 	f := &fakeClient{fail: map[string]error{"remove from group": hcloud.Error{Code: hcloud.ErrorCodeLocked, Message: "locked"}}}
 	tries := 0
-	retry := func(_ context.Context, fn func() error) error {
-		for {
-			tries++
-			if err := fn(); !hcloud.IsError(err, hcloud.ErrorCodeLocked) {
-				return err
-			}
-		}
-	}
-	acts := &fakeActions{}
+	retry := reconciletest.RetryLocked(&tries)
+	acts := &reconciletest.Actions{}
 	s := New(f, acts, retry)
 	w := want()
 	w.Labels = sv.Labels
@@ -124,8 +107,8 @@ func TestStoppedServerMovesWithRetries(t *testing.T) {
 	if _, err := s.Reconcile(context.Background(), sv, w, d); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(f.calls, []string{"remove from group", "remove from group", "add to group"}) || acts.waited != 2 || sv.PlacementGroup.ID != 5 {
-		t.Fatalf("calls %q, waited %d, group %+v", f.calls, acts.waited, sv.PlacementGroup)
+	if !slices.Equal(f.calls, []string{"remove from group", "remove from group", "add to group"}) || len(acts.Waited) != 2 || sv.PlacementGroup.ID != 5 {
+		t.Fatalf("calls %q, waited %d, group %+v", f.calls, len(acts.Waited), sv.PlacementGroup)
 	}
 	f.fail["add to group"] = errors.New("boom")
 	sv.PlacementGroup = nil

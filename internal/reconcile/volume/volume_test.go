@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
+
+	"github.com/ohmytalos/ohmytalos/internal/reconcile/reconciletest"
 )
 
 // fakeClient is an in-memory Client: it keeps volumes by ID, refuses to
@@ -23,11 +25,7 @@ func (f *fakeClient) GetByID(_ context.Context, id int64) (*hcloud.Volume, *hclo
 }
 
 func (f *fakeClient) AllWithOpts(context.Context, hcloud.VolumeListOpts) ([]*hcloud.Volume, error) {
-	var out []*hcloud.Volume
-	for _, v := range f.vols {
-		out = append(out, v)
-	}
-	return out, nil
+	return reconciletest.ByID(f.vols), nil
 }
 
 func (f *fakeClient) Create(_ context.Context, opts hcloud.VolumeCreateOpts) (hcloud.VolumeCreateResult, *hcloud.Response, error) {
@@ -55,13 +53,6 @@ func (f *fakeClient) Resize(_ context.Context, v *hcloud.Volume, size int) (*hcl
 	return &hcloud.Action{ID: 1}, nil, nil
 }
 
-type fakeActions struct{ waited int }
-
-func (f *fakeActions) WaitFor(_ context.Context, actions ...*hcloud.Action) error {
-	f.waited += len(actions)
-	return nil
-}
-
 var want = Want{Node: "demo-worker-1", Size: 20, Location: "fsn1", Labels: map[string]string{"cluster": "demo"}}
 
 func TestCreateReturnsItsAction(t *testing.T) {
@@ -78,7 +69,7 @@ func TestCreateReturnsItsAction(t *testing.T) {
 
 func TestGrowInPlaceShrinkNot(t *testing.T) {
 	v := &hcloud.Volume{ID: 1, Name: "demo-worker-1-data", Size: 10, Location: &hcloud.Location{Name: "fsn1"}}
-	f, acts := &fakeClient{vols: map[int64]*hcloud.Volume{1: v}}, &fakeActions{}
+	f, acts := &fakeClient{vols: map[int64]*hcloud.Volume{1: v}}, &reconciletest.Actions{}
 	s := New(f, acts)
 	d := s.Plan(v, want)
 	if d.Grow != 20 || d.Shrink != 0 || !d.InPlace() {
@@ -87,8 +78,8 @@ func TestGrowInPlaceShrinkNot(t *testing.T) {
 	if err := s.Reconcile(context.Background(), v, want, d); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(f.calls, []string{"resize", "update labels"}) || acts.waited != 1 || s.Plan(v, want).InPlace() {
-		t.Fatalf("calls %q, waited %d", f.calls, acts.waited)
+	if !slices.Equal(f.calls, []string{"resize", "update labels"}) || len(acts.Waited) != 1 || s.Plan(v, want).InPlace() {
+		t.Fatalf("calls %q, waited %d", f.calls, len(acts.Waited))
 	}
 	smaller := want
 	smaller.Size = 10

@@ -163,3 +163,20 @@ func newPublicKey(t *testing.T) (string, ssh.PublicKey) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// newTCPLoadBalancer creates the load balancer "lb" (lb11 in fsn1) with one
+// TCP service from listen to dest, health-checked on dest.
+func (e *env) newTCPLoadBalancer(t *testing.T, listen, dest int) *hcloud.LoadBalancer {
+	t.Helper()
+	res, _, err := e.client.LoadBalancer.Create(ctx(t), hcloud.LoadBalancerCreateOpts{Name: "lb",
+		LoadBalancerType: &hcloud.LoadBalancerType{Name: "lb11"}, Location: &hcloud.Location{Name: "fsn1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lb := res.LoadBalancer
+	if _, _, err := e.client.LoadBalancer.AddService(ctx(t), lb, hcloud.LoadBalancerAddServiceOpts{Protocol: hcloud.LoadBalancerServiceProtocolTCP,
+		ListenPort: hcloud.Ptr(listen), DestinationPort: hcloud.Ptr(dest), Proxyprotocol: hcloud.Ptr(false), HealthCheck: tcpCheck(dest)}); err != nil {
+		t.Fatal(err)
+	}
+	return lb
+}

@@ -8,28 +8,31 @@ import (
 	"github.com/hetznercloud/hcloud-go/v2/hcloud/schema"
 )
 
-// service builds a service from a create or add_service request. The API
-// description marks proxyprotocol and health_check required on a service,
-// and protocol, port, interval, timeout and retries required on a health
-// check (schemas LoadBalancerService and LoadBalancerServiceHealthCheck);
-// field prefixes the error's field name ("services[0]." on create). http
-// listens on 80 and https on 443, both forward to 80 by default.
+// Defaults the real API fills in a load balancer service. Hetzner's API
+// description (components.schemas.load_balancer_service, the body of
+// POST /load_balancers/{id}/actions/add_service and the items of
+// create_load_balancer_request.services) lists proxyprotocol, health_check
+// and the check's interval, timeout and retries as required, but the real
+// API accepts requests without them: Hetzner's own CLI
+// (hetznercloud/cli internal/cmd/loadbalancer/add_service.go, its e2e test
+// test/e2e/combined_test.go "add-service") sends no health_check unless a
+// --health-check-* flag is given, and sends interval, timeout and retries
+// only when changed, documenting 15s, 10s and 3 as what applies otherwise.
+const (
+	defaultCheckInterval = 15
+	defaultCheckTimeout  = 10
+	defaultCheckRetries  = 3
+)
+
+// service builds a service from a create or add_service request. protocol
+// is required, and a tcp service needs listen_port and destination_port;
+// http listens on 80 and https on 443, both forward to 80 by default.
+// Without proxyprotocol it is off; without health_check the check probes
+// the destination port (tcp for a tcp service, http otherwise). A
+// health_check that is sent needs protocol and port. field prefixes the
+// error's field name ("services[0]." on create).
 func service(field, protocol string, listen, dest *int, proxy *bool, hc *schema.LoadBalancerCreateRequestServiceHealthCheck) (schema.LoadBalancerService, error) {
 	s := schema.LoadBalancerService{Protocol: protocol}
-	if proxy == nil {
-		return s, errInvalid(field+"proxyprotocol", "proxyprotocol is required: true or false")
-	}
-	if hc == nil {
-		return s, errInvalid(field+"health_check", "health_check is required: protocol, port, interval, timeout and retries")
-	}
-	for i, v := range []*int{hc.Port, hc.Interval, hc.Timeout, hc.Retries} {
-		if name := []string{"port", "interval", "timeout", "retries"}[i]; v == nil {
-			return s, errInvalid(field+"health_check."+name, "health_check."+name+" is required")
-		}
-	}
-	if hc.Protocol != "tcp" && hc.Protocol != "http" && hc.Protocol != "https" {
-		return s, errInvalid(field+"health_check.protocol", fmt.Sprintf("health check protocol %q is not one of tcp, http, https", hc.Protocol))
-	}
 	switch protocol {
 	case "http":
 		s.ListenPort, s.DestinationPort = 80, 80
@@ -54,27 +57,54 @@ func service(field, protocol string, listen, dest *int, proxy *bool, hc *schema.
 	// The description has objects, never null, for service.http and
 	// health_check.http: a TCP service shows the defaults.
 	s.HTTP = &schema.LoadBalancerServiceHTTP{CookieName: "HCLBSTICKY", CookieLifetime: 300, Certificates: []int64{}, TimeoutIdle: 60}
-	s.HealthCheck = &schema.LoadBalancerServiceHealthCheck{Protocol: hc.Protocol, Port: *hc.Port, Interval: *hc.Interval,
-		Timeout: *hc.Timeout, Retries: *hc.Retries,
+	check, err := healthCheck(field, s, hc)
+	s.HealthCheck = check
+	return s, err
+}
+
+// healthCheck builds the health check of service s from the request's
+// health_check, or the default check when the request has none.
+func healthCheck(field string, s schema.LoadBalancerService, hc *schema.LoadBalancerCreateRequestServiceHealthCheck) (*schema.LoadBalancerServiceHealthCheck, error) {
+	// status_codes defaults to ["2??", "3??"] in the description
+	// (load_balancer_service.health_check.http.status_codes.default).
+	out := &schema.LoadBalancerServiceHealthCheck{Protocol: "http", Port: s.DestinationPort, Interval: defaultCheckInterval,
+		Timeout: defaultCheckTimeout, Retries: defaultCheckRetries,
 		HTTP: &schema.LoadBalancerServiceHealthCheckHTTP{Path: "/", StatusCodes: []string{"2??", "3??"}}}
-	if h := hc.HTTP; h != nil {
-		if h.Domain != nil {
-			s.HealthCheck.HTTP.Domain = *h.Domain
+	if hc == nil {
+		if s.Protocol == "tcp" {
+			out.Protocol = "tcp"
 		}
-		if h.Path != nil {
-			s.HealthCheck.HTTP.Path = *h.Path
-		}
-		if h.Response != nil {
-			s.HealthCheck.HTTP.Response = *h.Response
-		}
-		if h.StatusCodes != nil {
-			s.HealthCheck.HTTP.StatusCodes = *h.StatusCodes
-		}
-		if h.TLS != nil {
-			s.HealthCheck.HTTP.TLS = *h.TLS
+		return out, nil
+	}
+	switch {
+	case hc.Protocol == "":
+		return nil, errInvalid(field+"health_check.protocol", "health_check.protocol is required: tcp, http or https")
+	case hc.Protocol != "tcp" && hc.Protocol != "http" && hc.Protocol != "https":
+		return nil, errInvalid(field+"health_check.protocol", fmt.Sprintf("health check protocol %q is not one of tcp, http, https", hc.Protocol))
+	case hc.Port == nil:
+		return nil, errInvalid(field+"health_check.port", "health_check.port is required")
+	}
+	out.Protocol, out.Port = hc.Protocol, *hc.Port
+	for _, v := range []struct{ from, to *int }{{hc.Interval, &out.Interval}, {hc.Timeout, &out.Timeout}, {hc.Retries, &out.Retries}} {
+		if v.from != nil {
+			*v.to = *v.from
 		}
 	}
-	return s, nil
+	if h := hc.HTTP; h != nil {
+		setIf(&out.HTTP.Domain, h.Domain)
+		setIf(&out.HTTP.Path, h.Path)
+		setIf(&out.HTTP.Response, h.Response)
+		setIf(&out.HTTP.StatusCodes, h.StatusCodes)
+		setIf(&out.HTTP.TLS, h.TLS)
+	}
+	return out, nil
+}
+
+// setIf sets *to to *from when from is set.
+func setIf[T any](to *T, from *T) {
+	if from != nil {
+		*to = *from
+	}
 }
 
 func (f *Fake) addService(lb *schema.LoadBalancer, s schema.LoadBalancerService) error {

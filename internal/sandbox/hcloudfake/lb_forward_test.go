@@ -36,16 +36,7 @@ func TestLoadBalancerForwardsToAHealthyTarget(t *testing.T) {
 		}))
 	}()
 
-	res, _, err := c.LoadBalancer.Create(ctx(t), hcloud.LoadBalancerCreateOpts{Name: "lb",
-		LoadBalancerType: &hcloud.LoadBalancerType{Name: "lb11"}, Location: &hcloud.Location{Name: "fsn1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lb := res.LoadBalancer
-	if _, _, err := c.LoadBalancer.AddService(ctx(t), lb, hcloud.LoadBalancerAddServiceOpts{Protocol: hcloud.LoadBalancerServiceProtocolTCP,
-		ListenPort: hcloud.Ptr(80), DestinationPort: hcloud.Ptr(port), Proxyprotocol: hcloud.Ptr(false), HealthCheck: tcpCheck(port)}); err != nil {
-		t.Fatal(err)
-	}
+	lb := e.newTCPLoadBalancer(t, 80, port)
 	if _, _, err := c.LoadBalancer.AddServerTarget(ctx(t), lb, hcloud.LoadBalancerAddServerTargetOpts{Server: srv}); err != nil {
 		t.Fatal(err)
 	}

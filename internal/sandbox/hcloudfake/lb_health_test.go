@@ -1,12 +1,8 @@
 package hcloudfake_test
 
 import (
-	"encoding/json"
-	"io"
 	"net"
-	"net/http"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -34,16 +30,7 @@ func TestLoadBalancerTargetHealthComesFromTheTarget(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	_ = ln.Close()
 
-	lbRes, _, err := c.LoadBalancer.Create(ctx(t), hcloud.LoadBalancerCreateOpts{Name: "lb",
-		LoadBalancerType: &hcloud.LoadBalancerType{Name: "lb11"}, Location: &hcloud.Location{Name: "fsn1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lb := lbRes.LoadBalancer
-	if _, _, err := c.LoadBalancer.AddService(ctx(t), lb, hcloud.LoadBalancerAddServiceOpts{Protocol: hcloud.LoadBalancerServiceProtocolTCP,
-		ListenPort: hcloud.Ptr(443), DestinationPort: hcloud.Ptr(port), Proxyprotocol: hcloud.Ptr(false), HealthCheck: tcpCheck(port)}); err != nil {
-		t.Fatal(err)
-	}
+	lb := e.newTCPLoadBalancer(t, 443, port)
 	if _, _, err := c.LoadBalancer.AddServerTarget(ctx(t), lb, hcloud.LoadBalancerAddServerTargetOpts{Server: srv}); err != nil {
 		t.Fatal(err)
 	}
@@ -77,58 +64,5 @@ func TestLoadBalancerTargetHealthComesFromTheTarget(t *testing.T) {
 	_, _, _ = c.Server.GetByID(ctx(t), srv.ID) // the poweroff finishes
 	if s := status(); s != hcloud.LoadBalancerTargetHealthStatusStatusUnhealthy {
 		t.Fatalf("server off: %s, want unhealthy", s)
-	}
-}
-
-// Services need proxyprotocol and a full health check, and a TCP service
-// shows http objects, never null.
-func TestLoadBalancerServicesFollowTheDescription(t *testing.T) {
-	e, c := newPlainEnv(t)
-	base := hcloud.LoadBalancerCreateOpts{Name: "lb", LoadBalancerType: &hcloud.LoadBalancerType{Name: "lb11"}, Location: &hcloud.Location{Name: "fsn1"}}
-	full := &hcloud.LoadBalancerCreateOptsServiceHealthCheck{Protocol: hcloud.LoadBalancerServiceProtocolTCP, Port: hcloud.Ptr(6443),
-		Interval: hcloud.Ptr(15 * time.Second), Timeout: hcloud.Ptr(10 * time.Second), Retries: hcloud.Ptr(3)}
-	noRetries := *full
-	noRetries.Retries = nil
-	for field, svc := range map[string]hcloud.LoadBalancerCreateOptsService{
-		"services[0].proxyprotocol":        {Protocol: "tcp", ListenPort: hcloud.Ptr(6443), DestinationPort: hcloud.Ptr(6443), HealthCheck: full},
-		"services[0].health_check":         {Protocol: "tcp", ListenPort: hcloud.Ptr(6443), DestinationPort: hcloud.Ptr(6443), Proxyprotocol: hcloud.Ptr(false)},
-		"services[0].health_check.retries": {Protocol: "tcp", ListenPort: hcloud.Ptr(6443), DestinationPort: hcloud.Ptr(6443), Proxyprotocol: hcloud.Ptr(false), HealthCheck: &noRetries},
-	} {
-		opts := base
-		opts.Services = []hcloud.LoadBalancerCreateOptsService{svc}
-		_, resp, err := c.LoadBalancer.Create(ctx(t), opts)
-		invalidField(t, err, resp, field)
-	}
-	opts := base
-	opts.Services = []hcloud.LoadBalancerCreateOptsService{{Protocol: "tcp", ListenPort: hcloud.Ptr(6443), DestinationPort: hcloud.Ptr(6443),
-		Proxyprotocol: hcloud.Ptr(false), HealthCheck: full}}
-	res, _, err := c.LoadBalancer.Create(ctx(t), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, _ := http.NewRequest(http.MethodGet, e.url+"/load_balancers/"+strconv.FormatInt(res.LoadBalancer.ID, 10), nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(resp.Body)
-	var body struct {
-		LoadBalancer struct {
-			Services []struct {
-				HTTP        json.RawMessage `json:"http"`
-				HealthCheck struct {
-					HTTP json.RawMessage `json:"http"`
-				} `json:"health_check"`
-			} `json:"services"`
-		} `json:"load_balancer"`
-	}
-	if err := json.Unmarshal(raw, &body); err != nil || len(body.LoadBalancer.Services) != 1 {
-		t.Fatalf("decode %s: %v", raw, err)
-	}
-	s := body.LoadBalancer.Services[0]
-	if !strings.HasPrefix(string(s.HTTP), "{") || !strings.HasPrefix(string(s.HealthCheck.HTTP), "{") {
-		t.Fatalf("tcp service http = %s, health_check.http = %s; want objects", s.HTTP, s.HealthCheck.HTTP)
 	}
 }

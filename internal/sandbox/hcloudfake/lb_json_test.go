@@ -1,8 +1,6 @@
 package hcloudfake_test
 
 import (
-	"encoding/json"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -26,16 +24,7 @@ func TestLoadBalancerTargetsCarryOnlyTheirKindsFields(t *testing.T) {
 	e, rec := newRecordedEnv(t)
 	c := e.client
 	s := e.newServer(t, hcloud.ServerCreateOpts{Name: "w", Labels: map[string]string{"pool": "worker"}})
-	res, _, err := c.LoadBalancer.Create(ctx(t), hcloud.LoadBalancerCreateOpts{Name: "lb",
-		LoadBalancerType: &hcloud.LoadBalancerType{Name: "lb11"}, Location: &hcloud.Location{Name: "fsn1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lb := res.LoadBalancer
-	if _, _, err := c.LoadBalancer.AddService(ctx(t), lb, hcloud.LoadBalancerAddServiceOpts{Protocol: hcloud.LoadBalancerServiceProtocolTCP,
-		ListenPort: hcloud.Ptr(80), DestinationPort: hcloud.Ptr(80), Proxyprotocol: hcloud.Ptr(false), HealthCheck: tcpCheck(80)}); err != nil {
-		t.Fatal(err)
-	}
+	lb := e.newTCPLoadBalancer(t, 80, 80)
 	for _, add := range []func() (*hcloud.Action, *hcloud.Response, error){
 		func() (*hcloud.Action, *hcloud.Response, error) {
 			return c.LoadBalancer.AddServerTarget(ctx(t), lb, hcloud.LoadBalancerAddServerTargetOpts{Server: s})
@@ -54,7 +43,7 @@ func TestLoadBalancerTargetsCarryOnlyTheirKindsFields(t *testing.T) {
 	if _, _, err := c.LoadBalancer.GetByID(ctx(t), lb.ID); err != nil {
 		t.Fatal(err)
 	}
-	targets := rawTargets(t, e.url, lb.ID)
+	targets := rawTargets(t, e, lb.ID)
 	want := map[string][]string{
 		"server":         {"health_status", "server", "type", "use_private_ip"},
 		"label_selector": {"label_selector", "targets", "type", "use_private_ip"},
@@ -93,25 +82,18 @@ func newRecordedEnv(t *testing.T) (*env, *openapicheck.Recorder) {
 }
 
 // rawTargets reads a load balancer's targets as JSON objects.
-func rawTargets(t *testing.T, url string, id int64) []map[string]any {
+func rawTargets(t *testing.T, e *env, id int64) []map[string]any {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, url+"/load_balancers/"+strconv.FormatInt(id, 10), nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
+	status, body := rawJSON(t, e, http.MethodGet, "/load_balancers/"+strconv.FormatInt(id, 10), "")
+	lb, _ := body["load_balancer"].(map[string]any)
+	if status != http.StatusOK || lb == nil {
+		t.Fatalf("get load balancer %d: %d %v", id, status, body)
 	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	var body struct {
-		LoadBalancer struct {
-			Targets []map[string]any `json:"targets"`
-		} `json:"load_balancer"`
+	var out []map[string]any
+	for _, x := range lb["targets"].([]any) {
+		out = append(out, x.(map[string]any))
 	}
-	if err := json.Unmarshal(b, &body); err != nil {
-		t.Fatalf("%v: %s", err, b)
-	}
-	return body.LoadBalancer.Targets
+	return out
 }
 
 // keysOf lists an object's keys, sorted, failing on a null value.

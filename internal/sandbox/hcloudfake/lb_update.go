@@ -21,6 +21,17 @@ func (f *Fake) lbChange(rq *request, lb *schema.LoadBalancer, command string) (i
 		if err := rq.decode(&req); err != nil {
 			return 0, nil, err
 		}
+		// listen_port is the one field update_load_balancer_service
+		// requires in the API description; everything else is optional.
+		var port struct {
+			ListenPort *int `json:"listen_port"`
+		}
+		if err := rq.decode(&port); err != nil {
+			return 0, nil, err
+		}
+		if port.ListenPort == nil {
+			return 0, nil, errInvalid("listen_port", "listen_port is required: the port of the service to update")
+		}
 		i := slices.IndexFunc(lb.Services, func(s schema.LoadBalancerService) bool { return s.ListenPort == req.ListenPort })
 		if i < 0 {
 			return 0, nil, errCode(http.StatusNotFound, "not_found", fmt.Sprintf("no service listens on port %d", req.ListenPort))

@@ -13,8 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/siderolabs/talos/pkg/machinery/config/generate"
-	"github.com/siderolabs/talos/pkg/machinery/config/machine"
 	appsv1 "k8s.io/api/apps/v1"
 	authv1 "k8s.io/api/authorization/v1"
 	coordv1 "k8s.io/api/coordination/v1"
@@ -25,59 +23,17 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubereal"
-	"github.com/ohmytalos/ohmytalos/internal/talos"
+	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubereal/kubetest"
 )
 
 // startCluster runs a control plane configured from a fresh secrets bundle
-// and the machine config Talos' own generator makes from it.
+// and the machine config Talos' own generator makes from it (kubetest).
 func startCluster(t *testing.T, ctx context.Context) *kubereal.ControlPlane {
 	t.Helper()
 
-	b := binaries(t)
+	binaries(t) // skips without go, fails when TestMain's build failed
 
-	raw, err := talos.NewBundle("v1.13.9")
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	bundle, err := talos.LoadBundle(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	in, err := generate.NewInput("real", "https://10.0.1.100:6443", "1.36.3", generate.WithSecretsBundle(bundle))
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	mc, err := in.Config(machine.TypeControlPlane)
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	cl := mc.Cluster()
-	start := time.Now()
-
-	cp, err := kubereal.Start(ctx, kubereal.Config{
-		Binaries:          b,
-		Dir:               t.TempDir(),
-		CA:                bundle.Certs.K8s,
-		AggregatorCA:      bundle.Certs.K8sAggregator,
-		ServiceAccountKey: bundle.Certs.K8sServiceAccount,
-		SecretboxKey:      bundle.Secrets.SecretboxEncryptionSecret,
-		Endpoint:          cl.Endpoint().String(),
-		ServiceCIDRs:      cl.Network().ServiceCIDRs(),
-		PodCIDRs:          cl.Network().PodCIDRs(),
-		Admission:         kubereal.AdmissionFromTalos(cl.APIServer().AdmissionControl()),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	t.Logf("control plane ready in %s at %s", time.Since(start).Round(time.Millisecond), cp.URL)
-	t.Cleanup(cp.Stop)
-
-	return cp
+	return kubetest.Start(t, ctx, "real")
 }
 
 // clientFor is a client-go client authenticated as cn in orgs.

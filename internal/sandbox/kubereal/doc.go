@@ -5,7 +5,8 @@
 // Kubernetes CA from the Talos secrets bundle so the kubeconfig ohmytalos
 // writes works against it unchanged.
 //
-// It is the opt-in successor of kubefake's API server: what runs on the
-// machines (kubelets, the cloud controller, the CSI driver) stays
-// simulated and talks to this API server as a client.
+// It is the sandbox's only Kubernetes API server: what runs on the
+// machines (kubelets, the cloud controller, the CSI driver, the Traefik
+// stand-in) stays simulated, as client-go controllers that talk to this
+// API server as clients.
 package kubereal

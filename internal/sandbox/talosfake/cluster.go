@@ -50,6 +50,8 @@ type Cluster struct {
 	failUpgrade map[int64]bool
 	// deleted lists servers forgotten with ForgetServer.
 	deleted map[int64]bool
+	// pulls decides which image pulls fail per server (registryfault.go).
+	pulls registryFaults
 }
 
 // installInfo is the Talos version and schematic installed on a disk.
@@ -78,8 +80,6 @@ type talosCluster struct {
 	// restored is the keyspace (member names) of the snapshot etcd was
 	// last bootstrapped from with RecoverEtcd.
 	restored []string
-	// kube is the cluster's Kubernetes API store, once a control plane serves it.
-	kube *kubeCluster
 	// real is the cluster's real Kubernetes control plane
 	// (ClusterOptions.RealKubernetes).
 	real *realKube
@@ -121,8 +121,8 @@ type ClusterOptions struct {
 	// its control planes' PublicIP:6443 from a real control plane run
 	// with these binaries (kubereal), with simulated kubelets as its
 	// clients and Talos' own side (kubelet registration and restarts,
-	// node labels and taints, its CRDs) acting on it; nil serves
-	// kubefake's.
+	// node labels and taints, its CRDs) acting on it; nil serves no
+	// Kubernetes API (KubeErr says so), for tests of the Talos side only.
 	RealKubernetes *kubebin.Binaries
 	// RealKubernetesDir holds the real control planes' state ("" for the
 	// system's temp dir).

@@ -29,8 +29,10 @@
 // are closed at once, on 50000 and 6443.
 //
 // Once etcd is bootstrapped, every control plane with a public IP serves the
-// cluster's one sandbox Kubernetes API (internal/sandbox/kubefake) on
-// PublicIP:6443, with the API server certificate SANs Talos gives it; the
+// cluster's one real Kubernetes control plane (internal/sandbox/kubereal,
+// ClusterOptions.RealKubernetes; without it no Kubernetes API is served)
+// on PublicIP:6443, forwarded TLS and all, with the API server
+// certificate SANs Talos gives it; the
 // kubeconfig Talos hands out names the machine config's cluster endpoint
 // (by default the private VIP), not the address the client dialled. A config
 // applied through the API persists across StopNode/StartNode of the same

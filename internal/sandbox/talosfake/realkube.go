@@ -19,8 +19,8 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubereal"
 )
 
-// realKube is a Talos cluster's real Kubernetes control plane (opt-in,
-// ClusterOptions.RealKubernetes): one etcd and one kube-apiserver for the
+// realKube is a Talos cluster's real Kubernetes control plane
+// (ClusterOptions.RealKubernetes): one etcd and one kube-apiserver for the
 // cluster, which every control plane's PublicIP:6443 forwards to, TLS and
 // all, so clients verify its serving certificate and it authenticates
 // their certificates itself.
@@ -204,7 +204,7 @@ func (rk *realKube) addNames(ips []net.IP, dns []string) {
 	}
 }
 
-// serveRealKubeLocked is startKubeAPILocked's real-Kubernetes half: the
+// serveRealKubeLocked is the last part of startRealKubeLocked: the
 // node's PublicIP:6443 forwards connections to the cluster's
 // kube-apiserver, and the kubelets of the cluster's nodes run against it.
 // Called with cluster.mu held.
@@ -221,7 +221,7 @@ func (n *Node) serveRealKubeLocked(dns []string, ips []net.IP) {
 		return
 	}
 
-	k := &kubeAPI{node: n, lis: n.admitPort(inner, KubernetesPort), done: make(chan struct{})}
+	k := &kubeAPI{lis: n.admitPort(inner, KubernetesPort), done: make(chan struct{})}
 	n.kube = k
 
 	go func() {

@@ -4,16 +4,27 @@ package talosfake_test
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
+	"fmt"
+	"net"
+	"net/netip"
 	"os/exec"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubereal/kubebin"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/talosfake"
@@ -21,9 +32,11 @@ import (
 )
 
 // With RealKubernetes, the control planes serve the real kube-apiserver
-// on PublicIP:6443: the Talos API's admin kubeconfig authenticates, the
-// serving certificate verifies on every control plane's address, and the
-// simulated kubelets register Ready nodes once a CNI runs.
+// on PublicIP:6443 once etcd is bootstrapped, behind the servers'
+// firewalls: the Talos API's admin kubeconfig (naming the cluster
+// endpoint) authenticates, anonymous requests are forbidden, the serving
+// certificate carries Talos' SANs, and the simulated kubelets register
+// nodes with Talos' labels and taints, Ready once a CNI runs.
 func TestRealKubernetesAfterBootstrap(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("the real Kubernetes control plane is built from source: no go command on PATH")
@@ -43,7 +56,12 @@ func TestRealKubernetesAfterBootstrap(t *testing.T) {
 	defer cancel()
 
 	fx := must(t, vipFixture)
-	tf := talosfake.NewCluster(talosfake.ClusterOptions{RealKubernetes: &bins, RealKubernetesDir: t.TempDir()})
+	// The firewall refuses port 6443 while firewalled is set.
+	var firewalled atomic.Bool
+	admit := func(_ int64, _ netip.Addr, port int) bool {
+		return port != talosfake.KubernetesPort || !firewalled.Load()
+	}
+	tf := talosfake.NewCluster(talosfake.ClusterOptions{RealKubernetes: &bins, RealKubernetesDir: t.TempDir(), Admit: admit})
 	t.Cleanup(tf.Close)
 
 	e := &env{t: t, tf: tf, pfx: fixture.LoopbackPrefix()}
@@ -51,14 +69,27 @@ func TestRealKubernetesAfterBootstrap(t *testing.T) {
 	cp2 := e.start(92, fx.ControlPlane, nil)
 	e.start(93, fx.Worker, nil)
 
+	if cp.KubernetesEndpoint() != "" {
+		t.Fatal("Kubernetes API served before bootstrap")
+	}
+
 	c := dial(t, fx.Talosconfig, cp)
 	if _, err := c.BootstrapOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := cp.KubeErr(); err != nil {
 		t.Fatal(err)
 	}
 
 	kubeconfig, err := c.Kubeconfig(ctx)
 	if err != nil {
 		t.Fatal(err)
+	}
+
+	// Talos writes the config's cluster endpoint, not the dialled address.
+	if c, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig); err != nil || c.Host != "https://10.0.1.100:6443" {
+		t.Fatalf("kubeconfig server = %v (%v), want https://10.0.1.100:6443", c, err)
 	}
 
 	waitFor(t, ctx, "the real kube-apiserver answers on both control planes", func() (bool, string) {
@@ -82,22 +113,38 @@ func TestRealKubernetesAfterBootstrap(t *testing.T) {
 		return true, ""
 	})
 
-	cs, _ := kubeClient(t, kubeconfig, cp2.KubernetesEndpoint())
+	cs, cfg := kubeClient(t, kubeconfig, cp2.KubernetesEndpoint())
 
-	waitFor(t, ctx, "three NotReady nodes", func() (bool, string) {
+	checkServingCertSANs(t, kubeconfig, cp.KubernetesEndpoint(), "10.0.1.91")
+
+	// Talos runs kube-apiserver with --anonymous-auth=false (siderolabs/talos
+	// controllers/k8s/control_plane_static_pod.go): a request without a
+	// client certificate is 401 Unauthorized, not system:anonymous.
+	anon := rest.AnonymousClientConfig(cfg)
+	if _, err := kubernetes.NewForConfigOrDie(anon).CoreV1().Nodes().List(ctx, metav1.ListOptions{}); !apierrors.IsUnauthorized(err) {
+		t.Fatalf("anonymous node list: %v, want Unauthorized", err)
+	}
+
+	checkFirewall(t, kubeconfig, cp.KubernetesEndpoint(), &firewalled)
+
+	// Every node registers NotReady (no CNI yet), with a pod CIDR from the
+	// node IPAM controller.
+	waitFor(t, ctx, "three NotReady nodes with pod CIDRs", func() (bool, string) {
 		nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 		if err != nil || len(nodes.Items) != 3 {
 			return false, "nodes: " + errString(err)
 		}
 
 		for _, n := range nodes.Items {
-			if nodeCondition(n) != corev1.ConditionFalse {
-				return false, n.Name + " Ready " + string(nodeCondition(n))
+			if nodeCondition(n) != corev1.ConditionFalse || n.Spec.PodCIDR == "" {
+				return false, fmt.Sprintf("%s: Ready %q, pod CIDR %q", n.Name, nodeCondition(n), n.Spec.PodCIDR)
 			}
 		}
 
 		return true, ""
 	})
+
+	checkTalosNodeLabels(t, ctx, cs)
 
 	labels := map[string]string{"k8s-app": "cilium"}
 	ds := &appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Name: "cilium", Namespace: "kube-system"}, Spec: appsv1.DaemonSetSpec{
@@ -160,6 +207,20 @@ func TestRealKubernetesAfterBootstrap(t *testing.T) {
 		}
 	}
 
+	// A stopped control plane's PublicIP:6443 closes; the other answers.
+	stopped := cp.KubernetesEndpoint()
+	cp.Stop()
+
+	if conn, err := net.DialTimeout("tcp", stopped, time.Second); err == nil {
+		_ = conn.Close()
+
+		t.Fatalf("the stopped control plane still accepts on %s", stopped)
+	}
+
+	if _, err := cs.Discovery().ServerVersion(); err != nil {
+		t.Fatalf("the other control plane after the first stopped: %v", err)
+	}
+
 	// Once every server of the cluster is deleted its etcd is gone, and so
 	// is its real control plane: no process is left.
 	procs := tf.RealKubernetesProcesses()
@@ -188,4 +249,111 @@ func errString(err error) string {
 	}
 
 	return err.Error()
+}
+
+// checkServingCertSANs dials the API server with the kubeconfig's CA for
+// each name: Talos' SANs (siderolabs/talos controllers/secrets/
+// kubernetes_cert_sans.go: the endpoint host, the in-cluster names,
+// localhost, the service IP, the node's name and addresses) verify, other
+// names do not.
+func checkServingCertSANs(t *testing.T, kubeconfig []byte, endpoint, privateIP string) {
+	t.Helper()
+
+	pool := kubeconfigCAs(t, kubeconfig)
+
+	host, _, _ := net.SplitHostPort(endpoint)
+
+	for name, ok := range map[string]bool{
+		host: true, privateIP: true, "10.0.1.100": true, "kubernetes.default.svc": true,
+		"localhost": true, "node-91": true, "10.96.0.1": true, "api.example.com": false, "10.0.1.200": false,
+	} {
+		conn, err := tls.Dial("tcp", endpoint, &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool, ServerName: name})
+		if err == nil {
+			_ = conn.Close()
+		}
+
+		if (err == nil) != ok {
+			t.Errorf("TLS to %s as %s: err %v, want success %v", endpoint, name, err, ok)
+		}
+	}
+}
+
+// checkFirewall: while the servers' firewall refuses 6443, a connection
+// to the API server is dropped before any TLS; once it admits, it works.
+func checkFirewall(t *testing.T, kubeconfig []byte, endpoint string, firewalled *atomic.Bool) {
+	t.Helper()
+
+	pool := kubeconfigCAs(t, kubeconfig)
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool, ServerName: "localhost"}
+	dialer := &net.Dialer{Timeout: 5 * time.Second}
+
+	firewalled.Store(true)
+
+	if conn, err := tls.DialWithDialer(dialer, "tcp", endpoint, tc); err == nil {
+		_ = conn.Close()
+
+		t.Error("the Kubernetes API answered through a firewall that refuses port 6443")
+	}
+
+	firewalled.Store(false)
+
+	conn, err := tls.DialWithDialer(dialer, "tcp", endpoint, tc)
+	if err != nil {
+		t.Fatalf("the Kubernetes API once the firewall admits 6443 again: %v", err)
+	}
+
+	_ = conn.Close()
+}
+
+// checkTalosNodeLabels: control planes carry the role label, the load
+// balancer exclusion and the NoSchedule taint, the worker none of them;
+// each kubelet reports the machine config's kubelet version and Talos as
+// its OS, and no provider ID (no cloud controller runs).
+func checkTalosNodeLabels(t *testing.T, ctx context.Context, cs *kubernetes.Clientset) {
+	t.Helper()
+
+	nodes, err := cs.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	var names []string
+
+	for _, n := range nodes.Items {
+		names = append(names, n.Name)
+		_, isCP := n.Labels["node-role.kubernetes.io/control-plane"]
+		_, excluded := n.Labels["node.kubernetes.io/exclude-from-external-load-balancers"]
+		tainted := slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool {
+			return t.Key == "node-role.kubernetes.io/control-plane" && t.Effect == corev1.TaintEffectNoSchedule
+		})
+
+		if wantCP := n.Name != "node-93"; isCP != wantCP || excluded != wantCP || tainted != wantCP {
+			t.Errorf("%s: control-plane label %v, LB exclusion %v, taint %v; want %v", n.Name, isCP, excluded, tainted, wantCP)
+		}
+
+		if n.Spec.ProviderID != "" || n.Status.NodeInfo.KubeletVersion != "v1.35.0" || !strings.HasPrefix(n.Status.NodeInfo.OSImage, "Talos (v") {
+			t.Errorf("%s: providerID %q, kubelet %q, os %q", n.Name, n.Spec.ProviderID, n.Status.NodeInfo.KubeletVersion, n.Status.NodeInfo.OSImage)
+		}
+	}
+
+	if want := []string{"node-91", "node-92", "node-93"}; !slices.Equal(names, want) {
+		t.Fatalf("nodes = %v, want %v", names, want)
+	}
+}
+
+// kubeconfigCAs is the pool of the kubeconfig's cluster CA.
+func kubeconfigCAs(t *testing.T, kubeconfig []byte) *x509.CertPool {
+	t.Helper()
+
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(cfg.CAData) {
+		t.Fatal("the kubeconfig's cluster has no CA certificate")
+	}
+
+	return pool
 }

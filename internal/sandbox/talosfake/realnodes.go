@@ -1,8 +1,10 @@
 package talosfake
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -83,25 +85,53 @@ func (c *Cluster) syncRealKubeletsLocked(n *Node) {
 	go rk.startKubelets(c.ctx, regs, gen)
 }
 
-// realKubeletRegistration is kubeletRegistration for the real kubelet.
+// realKubeletRegistration is what the node's kubelet registers: its name
+// (the hostname), version (the machine.kubelet.image tag), addresses,
+// Talos' node labels and taints, and the uninitialized taint under an
+// external cloud provider (Talos runs the kubelet with
+// --cloud-provider=external when cluster.externalCloudProvider.enabled).
 func (n *Node) realKubeletRegistration() (realKubelet, error) {
-	reg, err := n.kubeletRegistration()
+	ks, err := loadKubeSettings(n.cfg.raw)
 	if err != nil {
 		return realKubelet{}, err
 	}
 
-	rr := realKubelet{labels: reg.Labels, cfg: kubereal.KubeletConfig{
-		Name: reg.Name, Version: reg.KubeletVersion, OSImage: reg.OSImage,
-		InternalIP: reg.InternalIP, ExternalIP: n.opts.PublicIP, Labels: reg.Labels,
-		PullDelay: n.cluster.opts.ImagePullDelay,
+	rr := realKubelet{labels: maps.Clone(n.cfg.labels), cfg: kubereal.KubeletConfig{
+		Name:       cmp.Or(n.cfg.hostname, n.opts.Name),
+		Version:    imageTag(ks.kubeletImage, cmp.Or(n.cfg.kubeletVersion, n.cfg.k8sVersion)),
+		OSImage:    fmt.Sprintf("Talos (%s)", n.opts.TalosVersion),
+		InternalIP: cmp.Or(n.opts.PrivateIP, n.opts.PublicIP),
+		ExternalIP: n.opts.PublicIP,
+		PullDelay:  n.cluster.opts.ImagePullDelay,
+		PullError:  n.kubeletPullError(),
 	}}
 
-	for _, t := range reg.Taints {
-		rr.taints = append(rr.taints, corev1.Taint{Key: t.Key, Value: t.Value, Effect: corev1.TaintEffect(t.Effect)})
+	if rr.labels == nil {
+		rr.labels = map[string]string{}
 	}
 
-	rr.cfg.Taints = slices.Clone(rr.taints)
-	if reg.ExternalCloudProvider {
+	if n.cfg.controlPlane() {
+		// Talos >= 1.8 labels control planes, and excludes them from load balancers.
+		rr.labels[labelControlPlane] = ""
+		rr.labels[labelExcludeFromLB] = ""
+
+		if !n.cfg.schedCPOK {
+			rr.taints = append(rr.taints, corev1.Taint{Key: labelControlPlane, Effect: corev1.TaintEffectNoSchedule})
+		}
+	}
+
+	// machine.nodeTaints values are "value:Effect" (or ":Effect").
+	for _, key := range slices.Sorted(maps.Keys(n.cfg.taints)) {
+		value, effect := "", n.cfg.taints[key]
+		if i := strings.LastIndex(effect, ":"); i >= 0 {
+			value, effect = effect[:i], effect[i+1:]
+		}
+
+		rr.taints = append(rr.taints, corev1.Taint{Key: key, Value: value, Effect: corev1.TaintEffect(effect)})
+	}
+
+	rr.cfg.Labels, rr.cfg.Taints = rr.labels, slices.Clone(rr.taints)
+	if ks.externalCloud {
 		rr.cfg.Taints = append(rr.cfg.Taints, corev1.Taint{Key: taintUninitialized, Value: "true", Effect: corev1.TaintEffectNoSchedule})
 	}
 

@@ -10,8 +10,6 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/config/config"
 	"github.com/siderolabs/talos/pkg/machinery/nethelpers"
 	"github.com/siderolabs/talos/pkg/machinery/resources/network"
-
-	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubefake"
 )
 
 // Hetzner's gateways: the public IPv4 of a cloud server is a /32 reached
@@ -169,34 +167,4 @@ func (n *Node) hasIPv4Default() bool {
 	}
 
 	return false
-}
-
-// SetRegistryFault makes the registries answer the server's kubelet as
-// f says (a GeoIP 403, no IPv4 egress); the zero value clears it.
-func (c *Cluster) SetRegistryFault(serverID int64, f kubefake.RegistryFault) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-
-	n := c.nodes[serverID]
-	if n == nil || n.cfg == nil || n.cfg.maintenance {
-		return fmt.Errorf("registry fault: server %d runs no configured Talos node", serverID)
-	}
-
-	tc := c.clusters[n.cfg.clusterID]
-	if tc != nil && tc.real != nil {
-		return fmt.Errorf("registry fault: server %d: the simulated kubelets of the real control plane pull no images yet (issue 23); run this sandbox with the fake Kubernetes API", serverID)
-	}
-
-	if tc == nil || tc.kube == nil {
-		return fmt.Errorf("registry fault: the Talos cluster of server %d serves no Kubernetes API yet", serverID)
-	}
-
-	reg, err := n.kubeletRegistration()
-	if err != nil {
-		return err
-	}
-
-	tc.kube.srv.SetRegistryFault(reg.Name, f)
-
-	return nil
 }
