@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 
@@ -39,6 +40,12 @@ func (d *Deps) ingressLBIPv6(ctx context.Context, env *engine.Env) (string, erro
 	}
 	return lb.PublicNet.IPv6.IP.String(), nil
 }
+
+// lbHealthPoll is the least time between two reads of the ingress load
+// balancer: a target's health changes at most once per check interval
+// (15 s by the cloud controller's default), so reading it more often only
+// spends the project's API budget (3,600 requests an hour).
+const lbHealthPoll = 3 * time.Second
 
 // lbHealth is what one look at the ingress load balancer found: its
 // services, and per target server the health of every service.
@@ -151,7 +158,7 @@ func (s *Addons) waitIngressLB(ctx context.Context, env *engine.Env, emit engine
 				return nil
 			}
 		}
-		if werr := sleep(ctx, s.d.poll()); werr != nil {
+		if werr := sleep(ctx, max(s.d.poll(), lbHealthPoll)); werr != nil {
 			why := last
 			if lastErr != nil {
 				why += "; last API error: " + s.d.Redact(lastErr.Error())
