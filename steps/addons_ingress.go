@@ -11,7 +11,6 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/addons"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
-	"github.com/ohmytalos/ohmytalos/internal/spec"
 )
 
 // ingressLBIPv6 is the ingress load balancer's public IPv6, read by the
@@ -123,7 +122,7 @@ func (s *Addons) waitIngressLB(ctx context.Context, env *engine.Env, emit engine
 		return nil
 	}
 	name := addons.IngressLBName(env.Spec)
-	if lbPoolServers(env.Spec) == 0 {
+	if addons.LBNodes(env.Spec) == 0 {
 		// Nothing can become a target: say so, and let the doctor's
 		// lb-targets check show it (field notes, pitfall 3).
 		emit(engine.Event{Kind: engine.KindWarning, Resource: "lb/" + name,
@@ -167,15 +166,4 @@ func (s *Addons) waitIngressLB(ctx context.Context, env *engine.Env, emit engine
 				name, s.d.nodeTimeout(), why, werr)
 		}
 	}
-}
-
-// lbPoolServers counts the servers of the pools with loadBalancer: true.
-func lbPoolServers(sp *spec.Spec) int {
-	n := 0
-	for _, p := range sp.Pools {
-		if p.InLoadBalancer() {
-			n += p.Count
-		}
-	}
-	return n
 }

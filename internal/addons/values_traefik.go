@@ -20,7 +20,7 @@ func TraefikValues(sp *spec.Spec, in Inputs) []charts.Value {
 	policy, families := IngressIPFamilies(ipv6)
 	return []charts.Value{
 		set("deployment.kind", "Deployment", "a Deployment behind the load balancer; the cloud controller targets every node not excluded from it"),
-		set("deployment.replicas", upTo(lbNodes(sp), 2), "two replicas when two load balancer nodes can carry them, so a drain keeps the ingress serving"),
+		set("deployment.replicas", upTo(LBNodes(sp), 2), "two replicas when two load balancer nodes can carry them, so a drain keeps the ingress serving"),
 		need("service.spec.type", "LoadBalancer", "the cloud controller manages the load balancer's services and targets for this Service"),
 		need("service.annotations", ann, "adopt the ingress load balancer ohmytalos created (by name, location and type), targets by private IP behind the firewall"+ipv6Why(ipv6)),
 		set("service.spec.ipFamilyPolicy", policy, "IPv6 only when the load balancer has it and domains are set (IngressIPv6); PreferDualStack, as a single-stack cluster refuses RequireDualStack"),
@@ -35,8 +35,9 @@ func ipv6Why(ipv6 bool) string {
 	return "; no IPv6 in the Service status, so no AAAA record points where nothing listens (field notes pitfall 7)"
 }
 
-// lbNodes counts the nodes of the pools behind the load balancer.
-func lbNodes(sp *spec.Spec) int {
+// LBNodes counts the nodes of the pools behind the ingress load balancer
+// (loadBalancer: true).
+func LBNodes(sp *spec.Spec) int {
 	n := 0
 	for _, p := range sp.Pools {
 		if p.InLoadBalancer() {
