@@ -32,7 +32,10 @@ func (s *Addons) After() []engine.StepName { return []engine.StepName{StepBootst
 // the cluster when it answers, else from the record), and a warning per
 // required value the operator's values override.
 func (s *Addons) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error) {
-	in := planInputs(env)
+	in, err := s.d.planAddonInputs(ctx, env)
+	if err != nil {
+		return engine.Plan{}, err
+	}
 	rendered, err := addons.Render(env.Spec, in)
 	if err != nil {
 		return engine.Plan{}, err
