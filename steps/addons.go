@@ -12,10 +12,13 @@ import (
 )
 
 // Addons installs the in-cluster add-ons (Cilium, the Hetzner cloud
-// controller and CSI driver, Longhorn, metrics-server) by server-side apply
-// once the Kubernetes API answers, prunes those switched off, and waits
-// until every node is Ready with a provider ID and the add-on workloads are
-// ready. Applying is idempotent: a re-run or a resumed run converges.
+// controller and CSI driver, Longhorn, metrics-server, Traefik) as Helm
+// releases of their upstream charts, and the few typed objects no chart
+// renders by server-side apply, once the Kubernetes API answers; it
+// uninstalls those switched off, and waits until every node is Ready with
+// a provider ID, the add-on workloads are ready and the ingress load
+// balancer's targets are healthy. Applying is idempotent: a re-run or a
+// resumed run converges.
 type Addons struct{ d *Deps }
 
 // Name implements engine.Step.
@@ -32,7 +35,10 @@ func (s *Addons) After() []engine.StepName { return []engine.StepName{StepBootst
 // the cluster when it answers, else from the record), and a warning per
 // required value the operator's values override.
 func (s *Addons) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error) {
-	in := planInputs(env)
+	in, err := s.d.planAddonInputs(ctx, env)
+	if err != nil {
+		return engine.Plan{}, err
+	}
 	rendered, err := addons.Render(env.Spec, in)
 	if err != nil {
 		return engine.Plan{}, err

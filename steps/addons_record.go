@@ -1,6 +1,7 @@
 package steps
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -34,6 +35,23 @@ func planInputs(env *engine.Env) addons.Inputs {
 		in.NetworkID = r.ID
 	}
 	return in
+}
+
+// planAddonInputs are planInputs with the ingress load balancer's IPv6,
+// which apply's values carry (addonInputs): without it, plan would list
+// Traefik's values as changed after every apply with domains on a load
+// balancer with IPv6. d is nil when plan runs without clients.
+func (d *Deps) planAddonInputs(ctx context.Context, env *engine.Env) (addons.Inputs, error) {
+	in := planInputs(env)
+	if d == nil {
+		return in, nil
+	}
+	v6, err := d.ingressLBIPv6(ctx, env)
+	if err != nil {
+		return in, err
+	}
+	in.IngressLBIPv6 = v6
+	return in, nil
 }
 
 // addonDigest is a stable digest of an add-on's rendered objects.

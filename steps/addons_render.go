@@ -32,9 +32,18 @@ type RenderedRelease struct {
 }
 
 // RenderReleases fetches and renders every release the spec asks for,
-// at the cluster's Kubernetes version, for talos-config --out.
-func RenderReleases(ctx context.Context, d *Deps, env *engine.Env) ([]RenderedRelease, error) {
-	rels, err := wantedReleases(env.Spec, planInputs(env))
+// at the cluster's Kubernetes version, for talos-config --out. Without
+// redact the values carry the ingress load balancer's IPv6 as apply's do
+// (planAddonInputs); with redact nothing is read that needs the token.
+func RenderReleases(ctx context.Context, d *Deps, env *engine.Env, redact bool) ([]RenderedRelease, error) {
+	in := planInputs(env)
+	if !redact {
+		var err error
+		if in, err = d.planAddonInputs(ctx, env); err != nil {
+			return nil, err
+		}
+	}
+	rels, err := wantedReleases(env.Spec, in)
 	if err != nil {
 		return nil, err
 	}

@@ -189,3 +189,37 @@ func TestDoctorIngressIPv6(t *testing.T) {
 		t.Errorf("ingress off: %v, want false", got)
 	}
 }
+
+// TestAddonsPlanSeesTheIngressIPv6: with domains on a load balancer with
+// IPv6, apply's Traefik values serve IPv6 (addonInputs), and plan renders
+// the same values, so what an apply recorded plans as reuse, not as an
+// upgrade of values that did not change.
+func TestAddonsPlanSeesTheIngressIPv6(t *testing.T) {
+	w := poolsWorld(t, func(sp *spec.Spec) { sp.Domains = []string{"app.example.com"} })
+	ctx, d, env := context.Background(), w.deps(), w.env(t)
+	in, err := d.addonInputs(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := w.ingressLB(t).PublicNet.IPv6.IP.String(); in.IngressLBIPv6 != want {
+		t.Fatalf("apply's inputs carry IPv6 %q, want the load balancer's %s", in.IngressLBIPv6, want)
+	}
+	rels, err := wantedReleases(env.Spec, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := recordReleases(env, rels); err != nil {
+		t.Fatal(err)
+	}
+	p, err := (&Addons{d}).Plan(ctx, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(p.Items, func(it engine.PlanItem) bool { return it.Name == "ingress" })
+	if i < 0 {
+		t.Fatalf("plan items %+v lack the ingress release", p.Items)
+	}
+	if it := p.Items[i]; it.Action != engine.ActionReuse {
+		t.Errorf("ingress after an apply with IPv6: %s %q %+v, want reuse", it.Action, it.Detail, it.Changes)
+	}
+}

@@ -24,7 +24,7 @@ func writeAddonManifests(cmd *cobra.Command, rt *runtime, out string, redact boo
 	if err != nil {
 		return fmt.Errorf("%s", rt.redact(err.Error()))
 	}
-	rels, err := steps.RenderReleases(cmd.Context(), rt.deps, rt.env)
+	rels, err := steps.RenderReleases(cmd.Context(), rt.deps, rt.env, redact)
 	if err != nil {
 		return fmt.Errorf("%s", rt.redact(err.Error()))
 	}

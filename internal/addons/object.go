@@ -1,8 +1,11 @@
-// Package addons renders the in-cluster add-ons ohmytalos installs after
+// Package addons describes the in-cluster add-ons ohmytalos installs after
 // bootstrap (Cilium, the Hetzner cloud controller and CSI driver, Longhorn,
-// metrics-server) as Kubernetes objects, written from the facts of the
-// upstream repositories, never copied from them. Rendering is pure and
-// deterministic: the same spec and inputs give the same bytes.
+// metrics-server, the Traefik ingress): the pinned upstream chart of each
+// and the Helm values ohmytalos sets on it (charts.go, values*.go), and
+// the few typed objects no chart renders (the hcloud Secret, the longhorn
+// Namespace, the Cilium metadata policy, talos-backup), written from the
+// facts of the upstream repositories, never copied from them. Rendering is
+// pure and deterministic: the same spec and inputs give the same bytes.
 package addons
 
 import (
