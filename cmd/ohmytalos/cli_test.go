@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,10 +68,7 @@ func TestInitNeedsATerminal(t *testing.T) {
 }
 
 func TestSchematicID(t *testing.T) {
-	dir := t.TempDir()
-	f := filepath.Join(dir, "empty.yaml")
-	os.WriteFile(f, []byte("customization: {}\n"), 0o644)
-	out, err := run(t, "schematic", "id", f)
+	out, err := run(t, "schematic", "id", tempFile(t, "empty.yaml", "customization: {}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,9 +78,7 @@ func TestSchematicID(t *testing.T) {
 }
 
 func TestBadSpecNamesFieldAndFix(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "ohmytalos.yaml")
-	os.WriteFile(p, []byte("name: demo\ncontrolPlane: {count: 2, serverTyp: cpx22}\n"), 0o644)
+	p := tempFile(t, "ohmytalos.yaml", "name: demo\ncontrolPlane: {count: 2, serverTyp: cpx22}\n")
 	_, err := run(t, "plan", "--config", p)
 	if err == nil {
 		t.Fatal("bad spec accepted")
@@ -184,9 +177,7 @@ func TestVersionListsAddons(t *testing.T) {
 }
 
 func TestPlanAndCostCreateNoKey(t *testing.T) {
-	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("203.0.113.7")) }))
-	defer echo.Close()
-	t.Setenv("OHMYTALOS_IP_ECHO_URL", echo.URL) // no test reaches the internet
+	ipEcho(t)
 	dir, cfg := seedConfig(t)
 	out, err := run(t, "plan", "--config", cfg)
 	if err != nil {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,4 +45,15 @@ func holdLock(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Unlock() })
+}
+
+// tempFile writes body to a file called name in a new temporary folder and
+// returns its path.
+func tempFile(t *testing.T, name, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
