@@ -1,42 +1,11 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-// run executes the CLI in-process and returns stdout and the error.
-func run(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	root := newRootCmd()
-	var out, errb bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&errb)
-	root.SetIn(strings.NewReader(""))
-	root.SetArgs(args)
-	err := root.ExecuteContext(context.Background())
-	return out.String() + errb.String(), err
-}
-
-func seedDir(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	b, err := os.ReadFile("../../examples/seed.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "ohmytalos.yaml"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("OHMYTALOS_AGE_KEY_FILE", filepath.Join(dir, "age.key"))
-	t.Setenv("HCLOUD_TOKEN", "")
-	t.Setenv("HCLOUD_ENDPOINT", "")
-	return dir
-}
 
 func TestEveryCommandHasHelp(t *testing.T) {
 	for _, c := range newRootCmd().Commands() {
