@@ -15,8 +15,7 @@ import (
 // The network screen detects the operator's address in a command, records
 // it in firewall.allow and shows it; the operator can replace it.
 func TestNetworkShowsDetectedAddress(t *testing.T) {
-	g := &guard{t: t}
-	b, _ := testBackend(t, g)
+	g, b := guardedBackend(t)
 	calls := 0
 	b.OperatorAddress = func(ctx context.Context, s *spec.Spec) ([]string, string, error) {
 		g.io("operator address")
@@ -47,8 +46,7 @@ func TestNetworkShowsDetectedAddress(t *testing.T) {
 }
 
 func TestNetworkDetectionFailureAsksForRanges(t *testing.T) {
-	g := &guard{t: t}
-	b, _ := testBackend(t, g)
+	g, b := guardedBackend(t)
 	b.OperatorAddress = func(ctx context.Context, s *spec.Spec) ([]string, string, error) {
 		g.io("operator address")
 		return nil, "https://echo.test", errors.New("https://echo.test: connection refused")
