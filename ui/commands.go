@@ -10,6 +10,7 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
+	"github.com/ohmytalos/ohmytalos/ui/common"
 )
 
 // Every function here returns a tea.Cmd: the only places the UI touches the
@@ -144,7 +145,7 @@ func tickCmd(every time.Duration) tea.Cmd {
 
 // startRun starts an engine run against a snapshot of the working spec and
 // returns the commands that feed its events back: the engine runs in its
-// own goroutine and sends every event into a channel, and waitRunCmd reads
+// own goroutine and sends every event into a channel, and common.ReceiveCmd reads
 // one message and is re-issued by the root for the next (glow's pattern).
 // It returns nil when a run is already in flight. Only the root calls it
 // (pages reach it through shared.start): the run state is the root's.
@@ -186,16 +187,5 @@ func (m *Model) startRun(opts engine.Options) (*engineRun, tea.Cmd) {
 	if !m.ticking {
 		m.ticking, tick = true, tickCmd(m.tickEvery)
 	}
-	return run, tea.Batch(start, waitRunCmd(ch), tick)
-}
-
-// waitRunCmd reads the next message of a run.
-func waitRunCmd(ch <-chan tea.Msg) tea.Cmd {
-	return func() tea.Msg {
-		msg, ok := <-ch
-		if !ok {
-			return nil
-		}
-		return msg
-	}
+	return run, tea.Batch(start, common.ReceiveCmd(ch), tick)
 }

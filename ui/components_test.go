@@ -11,8 +11,7 @@ import (
 )
 
 func TestRateLimitFromEvents(t *testing.T) {
-	g := &guard{t: t}
-	b, _ := testBackend(t, g)
+	_, b := guardedBackend(t)
 	m := New(b, Options{Width: 120, Height: 40, NoColor: true}).(*Model)
 	m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
 	m.observe(engine.Event{Step: "secrets", Kind: engine.KindLog, Message: "created server demo-cp-1"})

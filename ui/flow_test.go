@@ -14,8 +14,7 @@ import (
 // the real engine runs fake steps that emit realistic events, from the
 // welcome screen to the done screen.
 func TestFlowTeatest(t *testing.T) {
-	g := &guard{t: t}
-	b, _ := testBackend(t, g)
+	_, b := guardedBackend(t)
 	tm := teatest.NewTestModel(t, New(b, Options{Width: 120, Height: 40, NoColor: true}), teatest.WithInitialTermSize(120, 40))
 	wait := func(what string) {
 		t.Helper()

@@ -249,6 +249,15 @@ func newHarness(t testing.TB, o Options) (*harness, []*fakeStep) {
 	return h, fs
 }
 
+// guardedBackend is testBackend with a new guard of t, for a test that
+// changes the backend before it builds the harness (newHarnessFor).
+func guardedBackend(t testing.TB) (*guard, Backend) {
+	t.Helper()
+	g := &guard{t: t}
+	b, _ := testBackend(t, g)
+	return g, b
+}
+
 func newHarnessFor(t testing.TB, g *guard, b Backend, o Options) *harness {
 	o.NoColor = true
 	m := newModel(context.Background(), b, o)

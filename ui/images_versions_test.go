@@ -54,8 +54,7 @@ func (f *versionedExtensions) versions() []string {
 }
 
 func TestImagesPickTalosVersion(t *testing.T) {
-	g := &guard{t: t}
-	b, _ := testBackend(t, g)
+	g, b := guardedBackend(t)
 	fx := &versionedExtensions{g: g}
 	b.Extensions = fx.list
 	h := newHarnessFor(t, g, b, Options{Width: 120, Height: 40})
@@ -120,8 +119,7 @@ func refusedURL(t *testing.T) string {
 }
 
 func TestImagesVersionsUnreachableFactory(t *testing.T) {
-	g := &guard{t: t}
-	b, _ := testBackend(t, g)
+	g, b := guardedBackend(t)
 	url := refusedURL(t)
 	fc := factory.NewClient(url, nil)
 	b.Versions = func(ctx context.Context) ([]string, error) {
@@ -155,8 +153,7 @@ func TestImagesVersionsUnreachableFactory(t *testing.T) {
 }
 
 func TestImagesWithoutVersionSource(t *testing.T) {
-	g := &guard{t: t}
-	b, _ := testBackend(t, g)
+	g, b := guardedBackend(t)
 	b.Versions = nil
 	h := newHarnessFor(t, g, b, Options{Width: 120, Height: 40})
 	h.open(scrImages)

@@ -220,7 +220,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case RunEventMsg:
 		m.observe(msg.Event)
 		if msg.ch != nil {
-			cmds = append(cmds, waitRunCmd(msg.ch))
+			cmds = append(cmds, common.ReceiveCmd(msg.ch))
 		}
 	case RunDoneMsg:
 		if m.running != nil && m.running.id == msg.RunID {

@@ -10,8 +10,7 @@ import (
 // workers, lowering the count to one shows the running cost and what the
 // change saves, beside the new total.
 func TestReviewShowsTheCostChange(t *testing.T) {
-	g := &guard{t: t}
-	b, _ := testBackend(t, g)
+	g, b := guardedBackend(t)
 	applied, err := b.Env.Spec.Marshal()
 	if err != nil {
 		t.Fatal(err)

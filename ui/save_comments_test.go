@@ -12,8 +12,7 @@ import (
 // the wizard and written from the review screen keeps every comment, and
 // the edited value.
 func TestReviewSaveKeepsTheOperatorsComments(t *testing.T) {
-	g := &guard{t: t}
-	b, _ := testBackend(t, g)
+	g, b := guardedBackend(t)
 	seed := strings.Join([]string{
 		"# Staging cluster, owned by the platform team.",
 		"name: demo # resources are found by this name",

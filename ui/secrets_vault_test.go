@@ -10,8 +10,7 @@ import (
 // In the sandbox the secrets screen offers the sandbox vault's bw lookup
 // first, filled in, and enter looks the token up with it.
 func TestSecretsOffersTheSandboxVaultFirst(t *testing.T) {
-	g := &guard{t: t}
-	b, _ := testBackend(t, g)
+	g, b := guardedBackend(t)
 	vault := spec.SecretRef{Provider: "bw", Ref: "6a1b2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d", ServerURL: "http://127.0.0.1:8080/bw"}
 	b.SandboxVault = &vault
 	h := newHarnessFor(t, g, b, Options{Width: 120, Height: 40})
@@ -33,8 +32,7 @@ func TestSecretsOffersTheSandboxVaultFirst(t *testing.T) {
 // Outside the sandbox, or with a reference the operator chose, nothing is
 // pre-filled.
 func TestSecretsKeepsAChosenReference(t *testing.T) {
-	g := &guard{t: t}
-	b, _ := testBackend(t, g)
+	g, b := guardedBackend(t)
 	b.Env.Spec.Secrets.HCloudToken = spec.SecretRef{Provider: "env", Ref: "MY_TOKEN"}
 	b.SandboxVault = &spec.SecretRef{Provider: "bw", Ref: "x", ServerURL: "http://127.0.0.1:1/bw"}
 	h := newHarnessFor(t, g, b, Options{Width: 120, Height: 40})

@@ -25,11 +25,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/x/term"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/factory"
@@ -112,7 +110,7 @@ func New(b Backend, o Options) tea.Model {
 // start when stdin or stdout is not a terminal (ErrNoTTY). Cancelling ctx
 // stops the wizard and any running engine step (the state is checkpointed).
 func Run(ctx context.Context, b Backend, o Options) error {
-	if !term.IsTerminal(os.Stdin.Fd()) || !term.IsTerminal(os.Stdout.Fd()) {
+	if !theme.OnTerminal() {
 		return ErrNoTTY
 	}
 	if b.Engine == nil || b.Env == nil || b.Env.Spec == nil {
@@ -122,9 +120,7 @@ func Run(ctx context.Context, b Backend, o Options) error {
 	// wait: lipgloss would otherwise query the terminal lazily from the
 	// first style rendered (the model lays out its footer as it is built),
 	// up to termenv's 5 s per query when the terminal never answers.
-	r := lipgloss.NewRenderer(os.Stdout)
-	theme.Prepare(r, o.NoColor, theme.QueryTimeout)
-	m := newModelOn(ctx, b, o, r)
+	m := newModelOn(ctx, b, o, theme.ForStdout(nil, o.NoColor))
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx))
 	final, err := p.Run()
 	if fm, ok := final.(*Model); ok {

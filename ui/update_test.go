@@ -232,8 +232,7 @@ func TestBootstrapFailureAndResume(t *testing.T) {
 }
 
 func TestResumeOpensFirstUnfinishedStep(t *testing.T) {
-	g := &guard{t: t}
-	b, _ := testBackend(t, g)
+	g, b := guardedBackend(t)
 	for _, step := range []engine.StepName{steps.StepSecrets, steps.StepImages} {
 		if err := b.Engine.Run(context.Background(), b.Env, engine.Options{Only: step}, nil); err != nil {
 			t.Fatal(err)
@@ -291,8 +290,7 @@ func TestResizeAndHelp(t *testing.T) {
 }
 
 func TestNoBackendIOBeforeCommandsRun(t *testing.T) {
-	g := &guard{t: t}
-	b, _ := testBackend(t, g)
+	g, b := guardedBackend(t)
 	m := New(b, Options{Width: 80, Height: 24, NoColor: true})
 	_ = m.View()
 	for _, k := range []string{"enter", "tab", "x", "+", "ctrl+n", "ctrl+n", "enter"} {
@@ -305,8 +303,7 @@ func TestNoBackendIOBeforeCommandsRun(t *testing.T) {
 }
 
 func TestCatalogErrorShown(t *testing.T) {
-	g := &guard{t: t}
-	b, _ := testBackend(t, g)
+	g, b := guardedBackend(t)
 	b.Catalog = func(context.Context) (*pricing.Catalog, error) {
 		return nil, errors.New("GET /pricing: 401 unauthorized; check the token")
 	}
@@ -318,8 +315,7 @@ func TestCatalogErrorShown(t *testing.T) {
 }
 
 func TestRunNeedsTerminal(t *testing.T) {
-	g := &guard{t: t}
-	b, _ := testBackend(t, g)
+	_, b := guardedBackend(t)
 	// go test runs with stdin and stdout that are not terminals.
 	if fi, err := os.Stdout.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
 		t.Skip("stdout is a terminal here")
@@ -349,8 +345,7 @@ func TestReviewBlocksSaveWithProblems(t *testing.T) {
 }
 
 func TestImagesWithoutExtensionList(t *testing.T) {
-	g := &guard{t: t}
-	b, _ := testBackend(t, g)
+	g, b := guardedBackend(t)
 	b.Extensions = func(context.Context, string) ([]factory.Extension, error) {
 		return nil, errors.New("factory https://factory.talos.dev is unreachable; set OHMYTALOS_FACTORY_URL")
 	}
@@ -370,8 +365,7 @@ func TestImagesWithoutExtensionList(t *testing.T) {
 }
 
 func TestRealModeHasNoSandboxLabels(t *testing.T) {
-	g := &guard{t: t}
-	b, _ := testBackend(t, g)
+	g, b := guardedBackend(t)
 	b.Sandbox = false
 	h := newHarnessFor(t, g, b, Options{Width: 120, Height: 40})
 	h.Settle()

@@ -1,44 +1,11 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-// run executes the CLI in-process and returns stdout and the error.
-func run(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	root := newRootCmd()
-	var out, errb bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&errb)
-	root.SetIn(strings.NewReader(""))
-	root.SetArgs(args)
-	err := root.ExecuteContext(context.Background())
-	return out.String() + errb.String(), err
-}
-
-func seedDir(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	b, err := os.ReadFile("../../examples/seed.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "ohmytalos.yaml"), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("OHMYTALOS_AGE_KEY_FILE", filepath.Join(dir, "age.key"))
-	t.Setenv("HCLOUD_TOKEN", "")
-	t.Setenv("HCLOUD_ENDPOINT", "")
-	return dir
-}
 
 func TestEveryCommandHasHelp(t *testing.T) {
 	for _, c := range newRootCmd().Commands() {
@@ -70,10 +37,7 @@ func TestInitNeedsATerminal(t *testing.T) {
 }
 
 func TestSchematicID(t *testing.T) {
-	dir := t.TempDir()
-	f := filepath.Join(dir, "empty.yaml")
-	os.WriteFile(f, []byte("customization: {}\n"), 0o644)
-	out, err := run(t, "schematic", "id", f)
+	out, err := run(t, "schematic", "id", tempFile(t, "empty.yaml", "customization: {}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,9 +47,7 @@ func TestSchematicID(t *testing.T) {
 }
 
 func TestBadSpecNamesFieldAndFix(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "ohmytalos.yaml")
-	os.WriteFile(p, []byte("name: demo\ncontrolPlane: {count: 2, serverTyp: cpx22}\n"), 0o644)
+	p := tempFile(t, "ohmytalos.yaml", "name: demo\ncontrolPlane: {count: 2, serverTyp: cpx22}\n")
 	_, err := run(t, "plan", "--config", p)
 	if err == nil {
 		t.Fatal("bad spec accepted")
@@ -184,9 +146,7 @@ func TestVersionListsAddons(t *testing.T) {
 }
 
 func TestPlanAndCostCreateNoKey(t *testing.T) {
-	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("203.0.113.7")) }))
-	defer echo.Close()
-	t.Setenv("OHMYTALOS_IP_ECHO_URL", echo.URL) // no test reaches the internet
+	ipEcho(t)
 	dir, cfg := seedConfig(t)
 	out, err := run(t, "plan", "--config", cfg)
 	if err != nil {

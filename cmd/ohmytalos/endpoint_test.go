@@ -1,8 +1,6 @@
 package main
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,10 +13,8 @@ import (
 // environment of a run against another API labels nothing SANDBOX; a run
 // against a served sandbox is labelled without it.
 func TestSandboxLabelFollowsTheEndpoint(t *testing.T) {
-	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("203.0.113.7")) }))
-	defer echo.Close()
+	ipEcho(t)
 	_, cfg := seedConfig(t)
-	t.Setenv("OHMYTALOS_IP_ECHO_URL", echo.URL)
 	t.Setenv("OHMYTALOS_SANDBOX", "1")
 	t.Setenv("HCLOUD_TOKEN", strings.Repeat("r", 64))
 	t.Setenv("HCLOUD_ENDPOINT", echoingHetzner(t))

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,28 +13,12 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/talos"
 )
 
-// echoingHetzner is a Hetzner API that refuses every request with an
-// error quoting the request's Authorization header, as a misbehaving proxy
-// might: whatever path the error takes must come out redacted.
-func echoingHetzner(t *testing.T) string {
-	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusServiceUnavailable)
-		fmt.Fprintf(w, `{"error":{"code":"unavailable","message":"upstream refused %s"}}`, r.Header.Get("Authorization"))
-	}))
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
-
 func TestErrorsAndJSONAreRedacted(t *testing.T) {
-	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("203.0.113.7")) }))
-	defer echo.Close()
+	ipEcho(t)
 	dir := seedDir(t)
 	token := "tok" + strings.Repeat("Q", 61)
 	t.Setenv("HCLOUD_TOKEN", token)
 	t.Setenv("HCLOUD_ENDPOINT", echoingHetzner(t))
-	t.Setenv("OHMYTALOS_IP_ECHO_URL", echo.URL)
 	cfg := filepath.Join(dir, "ohmytalos.yaml")
 	for _, args := range [][]string{
 		{"plan", "--config", cfg},

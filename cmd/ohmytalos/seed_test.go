@@ -1,6 +1,10 @@
 package main
 
 import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -8,6 +12,38 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/sandbox"
 	"github.com/ohmytalos/ohmytalos/internal/state"
 )
+
+// run executes the CLI in-process and returns stdout and the error.
+func run(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	root := newRootCmd()
+	var out, errb bytes.Buffer
+	root.SetOut(&out)
+	root.SetErr(&errb)
+	root.SetIn(strings.NewReader(""))
+	root.SetArgs(args)
+	err := root.ExecuteContext(context.Background())
+	return out.String() + errb.String(), err
+}
+
+// seedDir is a new temporary folder holding the seed spec as
+// ohmytalos.yaml; the test's age identity file is age.key in it, and no
+// Hetzner token or endpoint is set.
+func seedDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	b, err := os.ReadFile("../../examples/seed.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ohmytalos.yaml"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("OHMYTALOS_AGE_KEY_FILE", filepath.Join(dir, "age.key"))
+	t.Setenv("HCLOUD_TOKEN", "")
+	t.Setenv("HCLOUD_ENDPOINT", "")
+	return dir
+}
 
 // seedConfig is seedDir and the path of the spec file in it.
 func seedConfig(t *testing.T) (dir, cfg string) {
@@ -44,4 +80,31 @@ func holdLock(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Unlock() })
+}
+
+// tempFile writes body to a file called name in a new temporary folder and
+// returns its path.
+func tempFile(t *testing.T, name, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// builtCLI builds the ohmytalos binary into a new temporary folder dir and
+// makes demo, the working folder of a cluster, in it; it returns the three.
+func builtCLI(t *testing.T) (dir, bin, work string) {
+	t.Helper()
+	dir = t.TempDir()
+	bin = filepath.Join(dir, "ohmytalos")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	work = filepath.Join(dir, "demo")
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir, bin, work
 }

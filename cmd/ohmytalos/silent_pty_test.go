@@ -80,15 +80,7 @@ func TestFirstFrameInATerminalThatAnswersNothing(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary: skipped with -short")
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "ohmytalos")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	work := filepath.Join(dir, "demo")
-	if err := os.MkdirAll(work, 0o755); err != nil {
-		t.Fatal(err)
-	}
+	dir, bin, work := builtCLI(t)
 	master, slave := openPTY(t)
 	defer master.Close()
 	cmd := exec.Command(bin, "init", "--sandbox")

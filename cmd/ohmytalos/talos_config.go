@@ -2,9 +2,10 @@ package main
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -48,12 +49,7 @@ func writeConfigs(cmd *cobra.Command, rt *runtime, out string, redact bool) erro
 	if err := os.MkdirAll(out, 0o700); err != nil {
 		return err
 	}
-	names := make([]string, 0, len(rendered))
-	for n := range rendered {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(rendered)) {
 		data := rendered[n].Config
 		if redact {
 			if data, err = talos.Redact(data); err != nil {

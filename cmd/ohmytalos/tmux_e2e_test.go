@@ -52,6 +52,21 @@ func (s *tmuxSession) waitFor(want string, timeout time.Duration) string {
 	}
 }
 
+// press sends key and waits until the screen shows want.
+func (s *tmuxSession) press(key, want string, timeout time.Duration) string {
+	s.t.Helper()
+	s.keys(key)
+	return s.waitFor(want, timeout)
+}
+
+// confirm waits for the confirm box, answers yes and waits until the
+// screen shows want.
+func (s *tmuxSession) confirm(want string, timeout time.Duration) string {
+	s.t.Helper()
+	s.waitFor("y yes", 30*time.Second)
+	return s.press("y", want, timeout)
+}
+
 var totalRe = regexp.MustCompile(`total EUR/month\s+([0-9.]+)`)
 
 func total(t *testing.T, scr string) float64 {
@@ -73,13 +88,7 @@ func TestInitSandboxInTmux(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed (.ci/run installs it)")
 	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "ohmytalos")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	work := filepath.Join(dir, "demo")
-	os.MkdirAll(work, 0o755)
+	dir, bin, work := builtCLI(t)
 	s := &tmuxSession{t: t, socket: fmt.Sprintf("ohmytalos-e2e-%d", os.Getpid()), name: "wizard"}
 	cmd := fmt.Sprintf("cd %s && OHMYTALOS_AGE_KEY_FILE=%s/age.key HCLOUD_TOKEN= TERM=xterm-256color %s init --sandbox; echo EXITED $?; sleep 600",
 		work, dir, bin)
@@ -94,24 +103,17 @@ func TestInitSandboxInTmux(t *testing.T) {
 			t.Errorf("welcome lacks %q", want)
 		}
 	}
-	s.keys("Enter")
-	s.waitFor("Hetzner Cloud API token", 30*time.Second)
-	s.keys("Enter")
-	scr = s.waitFor("token found and checked", 30*time.Second)
+	s.press("Enter", "Hetzner Cloud API token", 30*time.Second)
+	scr = s.press("Enter", "token found and checked", 30*time.Second)
 	if regexp.MustCompile(`[0-9a-f]{64}`).MatchString(scr) {
 		t.Errorf("the sandbox's 64-character token is on screen:\n%s", scr)
 	}
-	s.keys("Enter")
-	s.waitFor("Talos images", 30*time.Second)
+	s.press("Enter", "Talos images", 30*time.Second)
 	s.waitFor("siderolabs/tailscale", 30*time.Second)
 	s.keys("Enter")
-	s.waitFor("y yes", 30*time.Second)
-	s.keys("y")
-	s.waitFor("snapshots ready", 240*time.Second)
-	s.keys("Enter")
-	s.waitFor("Network layout", 30*time.Second)
-	s.keys("C-n")
-	scr = s.waitFor("Node pools", 30*time.Second)
+	s.confirm("snapshots ready", 240*time.Second)
+	s.press("Enter", "Network layout", 30*time.Second)
+	s.press("C-n", "Node pools", 30*time.Second)
 	scr = s.waitFor("total EUR/month", 60*time.Second)
 	before := total(t, scr)
 	s.keys("Down", "+")
@@ -125,32 +127,24 @@ func TestInitSandboxInTmux(t *testing.T) {
 		t.Fatalf("adding a worker did not raise the cost: %.2f -> %.2f", before, after)
 	}
 	t.Logf("monthly cost %.2f -> %.2f EUR after one more worker", before, after)
-	s.keys("Enter")
-	s.waitFor("what apply will do", 60*time.Second)
+	s.press("Enter", "what apply will do", 60*time.Second)
 	s.waitFor("s save spec", 60*time.Second)
 	s.keys("s")
-	s.waitFor("y yes", 30*time.Second)
-	s.keys("y")
-	s.waitFor("go to bootstrap", 30*time.Second)
+	s.confirm("go to bootstrap", 30*time.Second)
+	s.press("Enter", "create the cluster", 30*time.Second)
 	s.keys("Enter")
-	s.waitFor("create the cluster", 30*time.Second)
-	s.keys("Enter")
-	s.waitFor("y yes", 30*time.Second)
-	s.keys("y")
-	scr = s.waitFor("cluster bootstrapped", 300*time.Second)
+	scr = s.confirm("cluster bootstrapped", 300*time.Second)
 	for _, want := range []string{"✓ servers", "✓ bootstrap"} {
 		if !strings.Contains(scr, want) {
 			t.Errorf("bootstrap screen lacks %q:\n%s", want, scr)
 		}
 	}
-	s.keys("Enter")
-	scr = s.waitFor("is up", 30*time.Second)
+	scr = s.press("Enter", "is up", 30*time.Second)
 	if !strings.Contains(scr, "kubeconfig") {
 		t.Errorf("done screen does not say where the kubeconfig is:\n%s", scr)
 	}
 	// The doctor runs on the new cluster from the done screen.
-	s.keys("d")
-	scr = s.waitFor("PASS  vip-claimed", 180*time.Second)
+	scr = s.press("d", "PASS  vip-claimed", 180*time.Second)
 	// lb-targets: with the ingress add-on on (the seed's default) init
 	// installs Traefik's release, the cloud controller targets the nodes
 	// for its Service, and init waits until they pass their health
@@ -160,10 +154,8 @@ func TestInitSandboxInTmux(t *testing.T) {
 			t.Errorf("doctor screen lacks %q", want)
 		}
 	}
-	s.keys("q")
-	s.waitFor("is up", 30*time.Second)
-	s.keys("Enter")
-	s.waitFor("EXITED 0", 60*time.Second)
+	s.press("q", "is up", 30*time.Second)
+	s.press("Enter", "EXITED 0", 60*time.Second)
 
 	b, err := os.ReadFile(filepath.Join(work, "ohmytalos.yaml"))
 	if err != nil {

@@ -32,7 +32,7 @@ type runStartedMsg struct {
 }
 
 // startRunCmd runs the checks in a goroutine and returns at once with the
-// channel the results stream through (the glow pattern: waitCmd re-issues
+// channel the results stream through (the glow pattern: common.ReceiveCmd re-issues
 // itself for every message). The goroutine gives up sending when ctx ends,
 // so quitting never leaves it blocked.
 func startRunCmd(ctx context.Context, run RunFunc, runID int, ids []string) tea.Cmd {
@@ -52,16 +52,5 @@ func startRunCmd(ctx context.Context, run RunFunc, runID int, ids []string) tea.
 			send(RunDoneMsg{RunID: runID, Results: results})
 		}()
 		return runStartedMsg{runID: runID, ch: ch}
-	}
-}
-
-// waitCmd waits for the next message of a run; nil once the run is over.
-func waitCmd(ch <-chan tea.Msg) tea.Cmd {
-	return func() tea.Msg {
-		m, ok := <-ch
-		if !ok {
-			return nil
-		}
-		return m
 	}
 }

@@ -12,11 +12,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
-	"github.com/charmbracelet/x/term"
 
 	"github.com/ohmytalos/ohmytalos/internal/doctor"
 	"github.com/ohmytalos/ohmytalos/ui/theme"
@@ -71,18 +69,13 @@ func New(run func(ctx context.Context, ids []string, report func(doctor.Result))
 // Cancelling ctx stops the screen and any running check. It refuses to start
 // when stdin or stdout is not a terminal (ErrNoTTY).
 func Run(ctx context.Context, run func(ctx context.Context, ids []string, report func(doctor.Result)) []doctor.Result, checks []doctor.Check, o Options) error {
-	if !term.IsTerminal(os.Stdin.Fd()) || !term.IsTerminal(os.Stdout.Fd()) {
+	if !theme.OnTerminal() {
 		return ErrNoTTY
 	}
 	if run == nil {
 		return errors.New("the doctor screen needs a function that runs the checks: this is a bug in the caller, please report it")
 	}
-	r := o.Renderer
-	if r == nil {
-		r = lipgloss.NewRenderer(os.Stdout)
-	}
-	theme.Prepare(r, o.NoColor, theme.QueryTimeout) // before the program reads the terminal
-	m := newModel(ctx, run, checks, o, r)
+	m := newModel(ctx, run, checks, o, theme.ForStdout(o.Renderer, o.NoColor))
 	p := tea.NewProgram(m, tea.WithAltScreen(), tea.WithContext(ctx))
 	_, err := p.Run()
 	m.stop()

@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/ohmytalos/ohmytalos/internal/doctor"
+	"github.com/ohmytalos/ohmytalos/ui/common"
 )
 
 // row is one check in the list with its latest known outcome.
@@ -142,13 +143,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if msg.runID != m.runID {
 			return m, nil
 		}
-		return m, waitCmd(msg.ch)
+		return m, common.ReceiveCmd(msg.ch)
 	case ResultMsg:
 		if msg.RunID != m.runID {
 			return m, nil
 		}
 		m.record(msg.Result)
-		return m, waitCmd(msg.ch)
+		return m, common.ReceiveCmd(msg.ch)
 	case RunDoneMsg:
 		if msg.RunID != m.runID {
 			return m, nil

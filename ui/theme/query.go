@@ -19,6 +19,23 @@ import (
 // in termenv v0.16.0 termenv_unix.go).
 const QueryTimeout = 500 * time.Millisecond
 
+// OnTerminal reports whether stdin and stdout are both terminals, as a
+// full-screen program needs them.
+func OnTerminal() bool {
+	return term.IsTerminal(os.Stdin.Fd()) && term.IsTerminal(os.Stdout.Fd())
+}
+
+// ForStdout prepares r (a new renderer on stdout when r is nil) with
+// Prepare and QueryTimeout, before a full-screen program reads the
+// terminal, and returns it.
+func ForStdout(r *lipgloss.Renderer, noColor bool) *lipgloss.Renderer {
+	if r == nil {
+		r = lipgloss.NewRenderer(os.Stdout)
+	}
+	Prepare(r, noColor, QueryTimeout)
+	return r
+}
+
 // Prepare settles what r would otherwise ask the terminal lazily, from the
 // first View, while bubbletea reads the same terminal: the colour profile
 // (from the environment) and whether the background is dark. Under noColor

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/charmbracelet/x/ansi"
@@ -14,8 +15,7 @@ import (
 // The network screen detects the operator's address in a command, records
 // it in firewall.allow and shows it; the operator can replace it.
 func TestNetworkShowsDetectedAddress(t *testing.T) {
-	g := &guard{t: t}
-	b, _ := testBackend(t, g)
+	g, b := guardedBackend(t)
 	calls := 0
 	b.OperatorAddress = func(ctx context.Context, s *spec.Spec) ([]string, string, error) {
 		g.io("operator address")
@@ -46,8 +46,7 @@ func TestNetworkShowsDetectedAddress(t *testing.T) {
 }
 
 func TestNetworkDetectionFailureAsksForRanges(t *testing.T) {
-	g := &guard{t: t}
-	b, _ := testBackend(t, g)
+	g, b := guardedBackend(t)
 	b.OperatorAddress = func(ctx context.Context, s *spec.Spec) ([]string, string, error) {
 		g.io("operator address")
 		return nil, "https://echo.test", errors.New("https://echo.test: connection refused")
@@ -66,5 +65,31 @@ func TestSplitList(t *testing.T) {
 		if got := splitList(in); !slices.Equal(got, want) {
 			t.Errorf("splitList(%q) = %v, want %v", in, got, want)
 		}
+	}
+}
+
+// The network screen's enter hint says what enter does: the next field,
+// and on the last field, continue.
+func TestNetworkEnterHintIsTrue(t *testing.T) {
+	h, _ := newHarness(t, Options{Width: 120, Height: 40})
+	h.Settle()
+	h.open(scrNetwork)
+	scr := h.m.screens[scrNetwork].(*networkScreen)
+	for i := 0; i < len(scr.inputs)-1; i++ {
+		if f := h.m.footer(); !strings.Contains(f, "enter next field") {
+			t.Fatalf("field %d: footer %q lacks \"enter next field\"", i, f)
+		}
+		h.Key("enter")
+		if scr.focus != i+1 {
+			t.Fatalf("enter on field %d moved to %d", i, scr.focus)
+		}
+	}
+	if f := h.m.footer(); !strings.Contains(f, "enter continue") {
+		t.Fatalf("last field: footer %q lacks \"enter continue\"", f)
+	}
+	h.Key("enter")
+	h.Settle()
+	if h.m.active != scrPools {
+		t.Errorf("enter on the last field opened %s, want pools", h.m.active)
 	}
 }
