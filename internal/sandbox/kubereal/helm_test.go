@@ -34,21 +34,13 @@ import (
 // release's agent runs, and the simulated operator registers Cilium's
 // CRDs.
 func TestHelmInstallsTheStandInCharts(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-
-	cp := startCluster(t, ctx)
-	admin, _ := clientFor(t, cp, "admin", "system:masters")
+	ctx, cp, admin := startAdmin(t)
 	kubeconfig := writeKubeconfig(t, cp)
 
-	k, err := cp.StartKubelet(ctx, kubereal.KubeletConfig{
+	startKubelet(t, ctx, cp, kubereal.KubeletConfig{
 		Name: "cp-1", Version: "v1.36.3", InternalIP: "10.0.1.1", ExternalIP: "127.1.2.3",
 		Labels: map[string]string{"node-role.kubernetes.io/control-plane": ""},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Stop()
 
 	op, err := cp.StartCiliumOperator(ctx)
 	if err != nil {

@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/netip"
@@ -176,17 +175,7 @@ func TestRealKubernetesAfterBootstrap(t *testing.T) {
 	})
 
 	// What kubectl get nodes -o wide prints comes from the server's table.
-	raw, err := cs.CoreV1().RESTClient().Get().Resource("nodes").
-		SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").Do(ctx).Raw()
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	var table metav1.Table
-	if err := json.Unmarshal(raw, &table); err != nil {
-		t.Fatal(err)
-	}
-
+	table := kubetest.NodeTable(t, ctx, cs)
 	col := map[string]int{}
 	for i, c := range table.ColumnDefinitions {
 		col[c.Name] = i
