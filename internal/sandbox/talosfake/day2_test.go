@@ -137,3 +137,31 @@ func TestEtcdRemoveRefusesLastMember(t *testing.T) {
 		t.Fatalf("removing an unknown member: %v", err)
 	}
 }
+
+func TestStateCallsGoToTheNamedNode(t *testing.T) {
+	ctx, fx, e := parallelEnv(t, plainFixture)
+	cp := e.start(161, fx.ControlPlane, func(o *talosfake.NodeOptions) { o.SchematicID = strings.Repeat("a", 64) })
+	wk := e.start(162, fx.Worker, func(o *talosfake.NodeOptions) { o.SchematicID = strings.Repeat("b", 64) })
+	bootstrap(t, ctx, fx.Talosconfig, cp)
+	ready(t, ctx, fx.Talosconfig, wk)
+
+	raw := rawDial(t, fx.Talosconfig, cp)
+
+	// apid proxies a call with node metadata to that node (talosctl -n).
+	for node, want := range map[string]string{"": strings.Repeat("a", 64), "10.0.1.162": strings.Repeat("b", 64)} {
+		cctx := ctx
+		if node != "" {
+			cctx = client.WithNode(ctx, node)
+		}
+
+		ext, err := safe.StateGetByID[*runtime.ExtensionStatus](cctx, raw.COSI, "schematic")
+		if err != nil || ext.TypedSpec().Metadata.Version != want {
+			t.Fatalf("schematic via node %q = %v, %v; want %s", node, ext, err, want)
+		}
+	}
+
+	_, err := safe.StateGetByID[*runtime.ExtensionStatus](client.WithNode(ctx, "10.0.1.199"), raw.COSI, "schematic")
+	if client.StatusCode(err) != codes.Unavailable || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("a call to an address no node has = %v, want Unavailable (connection refused)", err)
+	}
+}
