@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/ohmytalos/ohmytalos/internal/charts"
+	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubereal/kubetest"
 )
 
 const (
@@ -52,7 +53,7 @@ func TestReleasesRealKubernetes(t *testing.T) {
 
 	helmBin := make(chan built, 1)
 	go func() {
-		bin, err := stockHelm()
+		bin, err := kubetest.StockHelm()
 		helmBin <- built{bin, err}
 	}()
 
@@ -120,7 +121,13 @@ func ensure(t *testing.T, ctx context.Context, cl *Client, values map[string]any
 func typedDaemonSet(t *testing.T, ctx context.Context, c *cluster) string {
 	t.Helper()
 
-	if _, err := c.admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: relNS}}, metav1.CreateOptions{}); err != nil {
+	// The agent runs on the host network: under Talos' PodSecurity
+	// admission (enforce baseline) its namespace carries the privileged
+	// labels, as ohmytalos gives longhorn-system.
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: relNS, Labels: map[string]string{
+		"pod-security.kubernetes.io/enforce": "privileged", "pod-security.kubernetes.io/audit": "privileged", "pod-security.kubernetes.io/warn": "privileged",
+	}}}
+	if _, err := c.admin.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -1,10 +1,8 @@
 package sandbox
 
 import (
-	"context"
 	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -12,14 +10,7 @@ import (
 // The sandbox serves the chart repositories under ChartsURL, and Env
 // exports it as the chart mirror.
 func TestSandboxServesChartRepositories(t *testing.T) {
-	sb, err := Start(context.Background(), Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sb.Close()
-	if !slices.Contains(sb.Env(), ChartMirrorEnv+"="+sb.ChartsURL) {
-		t.Errorf("Env() %v lacks %s", sb.Env(), ChartMirrorEnv)
-	}
+	sb := startExporting(t, ChartMirrorEnv, func(sb *Sandbox) string { return sb.ChartsURL })
 	for _, c := range sb.Charts.Charts() {
 		for _, p := range []string{"/index.yaml", "/" + c.File} {
 			resp, err := http.Get(sb.ChartsURL + "/" + c.Repository + p)

@@ -361,13 +361,11 @@ func (s *Sandbox) stop(id int64) {
 	s.mu.Lock()
 	r := s.rescue[id]
 	delete(s.rescue, id)
+	delete(s.nodes, id)
 	s.mu.Unlock()
 	if r != nil {
 		_ = r.Close()
 	}
-	s.mu.Lock()
-	delete(s.nodes, id)
-	s.mu.Unlock()
 	s.Talos.StopNode(id)
 }
 

@@ -44,11 +44,16 @@ func (f *Fake) SetUnavailable(serverType, location string) {
 func (f *Fake) SetLatency(pathPrefix string, d time.Duration) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if d <= 0 {
-		delete(f.latency, pathPrefix)
+	setOrDelete(f.latency, pathPrefix, d)
+}
+
+// setOrDelete sets m[k] to v, or deletes k when v is zero or less.
+func setOrDelete[K comparable, V int | time.Duration](m map[K]V, k K, v V) {
+	if v <= 0 {
+		delete(m, k)
 		return
 	}
-	f.latency[pathPrefix] = d
+	m[k] = v
 }
 
 // Stats returns a copy of the request counters.

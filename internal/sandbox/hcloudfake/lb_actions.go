@@ -8,6 +8,17 @@ import (
 	"github.com/hetznercloud/hcloud-go/v2/hcloud/schema"
 )
 
+// removeFirst deletes the first element of *s that match accepts; with
+// none it answers 404 not_found with message.
+func removeFirst[T any](s *[]T, match func(T) bool, message string) error {
+	i := slices.IndexFunc(*s, match)
+	if i < 0 {
+		return errCode(http.StatusNotFound, "not_found", message)
+	}
+	*s = slices.Delete(*s, i, i+1)
+	return nil
+}
+
 func (f *Fake) lbAction(rq *request, lb *schema.LoadBalancer, command string) (int, any, error) {
 	refs := []schema.ActionResourceReference{ref("load_balancer", lb.ID)}
 	switch command {
@@ -30,11 +41,10 @@ func (f *Fake) lbAction(rq *request, lb *schema.LoadBalancer, command string) (i
 		}
 		t := toTarget(req)
 		t.UsePrivateIP = false
-		i := slices.IndexFunc(lb.Targets, func(x schema.LoadBalancerTarget) bool { return sameTarget(x, t) })
-		if i < 0 {
-			return 0, nil, errCode(http.StatusNotFound, "not_found", "target not found on the load balancer")
+		if err := removeFirst(&lb.Targets, func(x schema.LoadBalancerTarget) bool { return sameTarget(x, t) },
+			"target not found on the load balancer"); err != nil {
+			return 0, nil, err
 		}
-		lb.Targets = slices.Delete(lb.Targets, i, i+1)
 	case "add_service":
 		var req schema.LoadBalancerActionAddServiceRequest
 		if err := rq.decode(&req); err != nil {
@@ -61,11 +71,10 @@ func (f *Fake) lbAction(rq *request, lb *schema.LoadBalancer, command string) (i
 		if err := rq.decode(&req); err != nil {
 			return 0, nil, err
 		}
-		i := slices.IndexFunc(lb.Services, func(s schema.LoadBalancerService) bool { return s.ListenPort == req.ListenPort })
-		if i < 0 {
-			return 0, nil, errCode(http.StatusNotFound, "not_found", fmt.Sprintf("no service listens on port %d", req.ListenPort))
+		if err := removeFirst(&lb.Services, func(s schema.LoadBalancerService) bool { return s.ListenPort == req.ListenPort },
+			fmt.Sprintf("no service listens on port %d", req.ListenPort)); err != nil {
+			return 0, nil, err
 		}
-		lb.Services = slices.Delete(lb.Services, i, i+1)
 	case "attach_to_network":
 		var req schema.LoadBalancerActionAttachToNetworkRequest
 		if err := rq.decode(&req); err != nil {
@@ -87,11 +96,10 @@ func (f *Fake) lbAction(rq *request, lb *schema.LoadBalancer, command string) (i
 		if err := rq.decode(&req); err != nil {
 			return 0, nil, err
 		}
-		i := slices.IndexFunc(lb.PrivateNet, func(pn schema.LoadBalancerPrivateNet) bool { return pn.Network == req.Network })
-		if i < 0 {
-			return 0, nil, errCode(http.StatusNotFound, "not_found", fmt.Sprintf("load balancer %d is not attached to network %d", lb.ID, req.Network))
+		if err := removeFirst(&lb.PrivateNet, func(pn schema.LoadBalancerPrivateNet) bool { return pn.Network == req.Network },
+			fmt.Sprintf("load balancer %d is not attached to network %d", lb.ID, req.Network)); err != nil {
+			return 0, nil, err
 		}
-		lb.PrivateNet = slices.Delete(lb.PrivateNet, i, i+1)
 		refs = append(refs, ref("network", req.Network))
 	case "change_algorithm":
 		var req schema.LoadBalancerActionChangeAlgorithmRequest

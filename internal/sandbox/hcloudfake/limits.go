@@ -22,11 +22,7 @@ func (f *Fake) SetLimit(kind string, n int) {
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if n <= 0 {
-		delete(f.limits, kind)
-		return
-	}
-	f.limits[kind] = n
+	setOrDelete(f.limits, kind, n)
 }
 
 // checkLimit refuses to add adding resources of a kind beyond its limit;

@@ -234,11 +234,11 @@ func (f *Fake) networkAction(rq *request, ns *networkState, command string) (int
 		if err := rq.decode(&req); err != nil {
 			return 0, nil, err
 		}
-		i := slices.Index(ns.n.Routes, schema.NetworkRoute{Destination: req.Destination, Gateway: req.Gateway})
-		if i < 0 {
-			return 0, nil, errCode(http.StatusNotFound, "not_found", fmt.Sprintf("route to %s via %s not found", req.Destination, req.Gateway))
+		route := schema.NetworkRoute{Destination: req.Destination, Gateway: req.Gateway}
+		if err := removeFirst(&ns.n.Routes, func(r schema.NetworkRoute) bool { return r == route },
+			fmt.Sprintf("route to %s via %s not found", req.Destination, req.Gateway)); err != nil {
+			return 0, nil, err
 		}
-		ns.n.Routes = slices.Delete(ns.n.Routes, i, i+1)
 	case "change_protection":
 		var req schema.NetworkActionChangeProtectionRequest
 		if err := rq.decode(&req); err != nil {

@@ -3,7 +3,6 @@ package kubereal
 import (
 	"context"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -12,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 )
 
 // operatorImage is the Cilium operator's image for clusters outside AWS,
@@ -42,10 +40,9 @@ var crdResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Ver
 // against the real API server: once a Ready pod of the operator image
 // runs without --skip-crd-creation, it creates Cilium's CRDs.
 type CiliumOperator struct {
-	admin  *kubernetes.Clientset
-	crds   dynamic.NamespaceableResourceInterface
-	done   chan struct{}
-	cancel context.CancelFunc
+	admin *kubernetes.Clientset
+	crds  dynamic.NamespaceableResourceInterface
+	poll  *poller
 }
 
 // StartCiliumOperator runs the simulated CRD registration until ctx ends
@@ -56,45 +53,33 @@ func (c *ControlPlane) StartCiliumOperator(ctx context.Context) (*CiliumOperator
 		return nil, err
 	}
 
-	crt, key, err := c.ClientCert("system:admin", "system:masters")
+	cfg, err := c.RESTConfig("system:admin", "system:masters")
 	if err != nil {
 		return nil, err
 	}
 
-	dyn, err := dynamic.NewForConfig(&rest.Config{Host: c.URL,
-		TLSClientConfig: rest.TLSClientConfig{CAData: c.CACert(), CertData: crt, KeyData: key}})
+	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
 
-	op := &CiliumOperator{admin: admin, crds: dyn.Resource(crdResource), done: make(chan struct{})}
-	ctx, op.cancel = context.WithCancel(ctx)
-
-	go op.loop(ctx)
+	op := &CiliumOperator{admin: admin, crds: dyn.Resource(crdResource)}
+	op.poll = startPoller(ctx, cloudSync, op.sync)
 
 	return op, nil
 }
 
 // Stop ends the simulation.
-func (op *CiliumOperator) Stop() {
-	op.cancel()
-	<-op.done
-}
+func (op *CiliumOperator) Stop() { op.poll.stop() }
 
-func (op *CiliumOperator) loop(ctx context.Context) {
-	defer close(op.done)
-
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(cloudSync):
-		}
-
-		if op.operatorRuns(ctx) && op.register(ctx) {
-			return // registered: the real operator only updates them later
-		}
+// sync registers the CRDs once a Ready operator pod runs, and answers
+// false once they are.
+func (op *CiliumOperator) sync(ctx context.Context) bool {
+	if op.operatorRuns(ctx) && op.register(ctx) {
+		return false // registered: the real operator only updates them later
 	}
+
+	return true
 }
 
 // operatorRuns reports whether a Ready operator pod runs that was not told

@@ -3,12 +3,10 @@
 package kubereal_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -19,17 +17,9 @@ import (
 // cilium-operator has registered them, and it does so only once a Ready
 // operator pod runs without --skip-crd-creation.
 func TestCiliumOperatorRegistersItsCRDs(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx, cp, admin := startAdmin(t)
 
-	cp := startCluster(t, ctx)
-	admin, _ := clientFor(t, cp, "admin", "system:masters")
-
-	k, err := cp.StartKubelet(ctx, kubereal.KubeletConfig{Name: "cp-1", Version: "v1.36.3", InternalIP: "10.0.1.1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Stop()
+	startKubelet(t, ctx, cp, kubereal.KubeletConfig{Name: "cp-1", Version: "v1.36.3", InternalIP: "10.0.1.1"})
 
 	op, err := cp.StartCiliumOperator(ctx)
 	if err != nil {
@@ -44,17 +34,12 @@ func TestCiliumOperatorRegistersItsCRDs(t *testing.T) {
 
 	waitServiceAccount(t, ctx, admin, "kube-system")
 
-	labels := map[string]string{"app": "cilium-operator"}
-	one := int32(1)
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "cilium-operator", Namespace: "kube-system"}, Spec: appsv1.DeploymentSpec{
-		Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: labels},
-		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
-			HostNetwork: true,
-			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
-			Containers: []corev1.Container{{Name: "operator", Image: "quay.io/cilium/operator-generic:v1.19.6",
-				Args: []string{"--skip-crd-creation"}}},
-		}},
-	}}
+	d := deployment("kube-system", "cilium-operator", 1, map[string]string{"app": "cilium-operator"}, corev1.PodSpec{
+		HostNetwork: true,
+		Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+		Containers: []corev1.Container{{Name: "operator", Image: "quay.io/cilium/operator-generic:v1.19.6",
+			Args: []string{"--skip-crd-creation"}}},
+	})
 	if _, err := admin.AppsV1().Deployments("kube-system").Create(ctx, d, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

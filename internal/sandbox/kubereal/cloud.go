@@ -34,8 +34,7 @@ const (
 type CloudController struct {
 	admin    *kubernetes.Clientset
 	endpoint string
-	done     chan struct{}
-	cancel   context.CancelFunc
+	poll     *poller
 }
 
 // StartCloudController runs the simulated CCM node controller, calling
@@ -46,35 +45,24 @@ func (c *ControlPlane) StartCloudController(ctx context.Context, endpoint string
 		return nil, err
 	}
 
-	cc := &CloudController{admin: admin, endpoint: endpoint, done: make(chan struct{})}
-	ctx, cc.cancel = context.WithCancel(ctx)
-
-	go cc.loop(ctx)
+	cc := &CloudController{admin: admin, endpoint: endpoint}
+	cc.poll = startPoller(ctx, cloudSync, cc.sync)
 
 	return cc, nil
 }
 
 // Stop ends the controller.
-func (cc *CloudController) Stop() {
-	cc.cancel()
-	<-cc.done
-}
+func (cc *CloudController) Stop() { cc.poll.stop() }
 
-func (cc *CloudController) loop(ctx context.Context) {
-	defer close(cc.done)
-
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(cloudSync):
-		}
-
-		if token := cc.token(ctx); token != "" {
-			cc.initNodes(ctx, token)
-			cc.deleteGoneNodes(ctx, token)
-		}
+// sync runs the node and node lifecycle controllers once over every
+// node, while a CCM pod runs.
+func (cc *CloudController) sync(ctx context.Context) bool {
+	if token := cc.token(ctx); token != "" {
+		cc.eachNode(ctx, token, cc.initNode)
+		cc.eachNode(ctx, token, cc.deleteIfGone)
 	}
+
+	return true
 }
 
 // token is HCLOUD_TOKEN of a Ready CCM pod (a value or a Secret key), ""
@@ -122,7 +110,9 @@ func (cc *CloudController) envValue(ctx context.Context, ns string, e corev1.Env
 	return strings.TrimSpace(string(s.Data[ref.Key]))
 }
 
-func (cc *CloudController) initNodes(ctx context.Context, token string) {
+// eachNode calls act on every node, with the CCM's hcloud client made
+// with token.
+func (cc *CloudController) eachNode(ctx context.Context, token string, act func(context.Context, *hcloud.Client, *corev1.Node)) {
 	nodes, err := cc.admin.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return
@@ -132,28 +122,33 @@ func (cc *CloudController) initNodes(ctx context.Context, token string) {
 		hcloud.WithApplication("hcloud-cloud-controller-manager", "sandbox"), hcloud.WithRetryOpts(hcloud.RetryOpts{MaxRetries: 0}))
 
 	for i := range nodes.Items {
-		n := &nodes.Items[i]
-		if !slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == taintUninitialized }) {
-			continue
-		}
-
-		srv, _, err := client.Server.GetByName(ctx, n.Name)
-		if err != nil || srv == nil {
-			continue
-		}
-
-		initNode(n, srv)
-		_, _ = cc.admin.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}) //nolint:errcheck // retried next sync
-
-		if n.Status.Addresses = nodeAddresses(n, srv); len(n.Status.Addresses) > 0 {
-			_, _ = cc.admin.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}) //nolint:errcheck // retried next sync
-		}
+		act(ctx, client, &nodes.Items[i])
 	}
 }
 
-// initNode is what the CCM's node controller sets from the instance
+// initNode is the CCM's node controller on one node: an uninitialized
+// node whose server exists gets the server's metadata and addresses.
+func (cc *CloudController) initNode(ctx context.Context, client *hcloud.Client, n *corev1.Node) {
+	if !slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == taintUninitialized }) {
+		return
+	}
+
+	srv, _, err := client.Server.GetByName(ctx, n.Name)
+	if err != nil || srv == nil {
+		return
+	}
+
+	setMetadata(n, srv)
+	_, _ = cc.admin.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}) //nolint:errcheck // retried next sync
+
+	if n.Status.Addresses = nodeAddresses(n, srv); len(n.Status.Addresses) > 0 {
+		_, _ = cc.admin.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}) //nolint:errcheck // retried next sync
+	}
+}
+
+// setMetadata is what the CCM's node controller sets from the instance
 // metadata: provider ID, instance type and location labels, no taint.
-func initNode(n *corev1.Node, srv *hcloud.Server) {
+func setMetadata(n *corev1.Node, srv *hcloud.Server) {
 	n.Spec.ProviderID = "hcloud://" + strconv.FormatInt(srv.ID, 10)
 	n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == taintUninitialized })
 

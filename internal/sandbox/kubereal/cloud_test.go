@@ -3,7 +3,6 @@
 package kubereal_test
 
 import (
-	"context"
 	"fmt"
 	"net/http/httptest"
 	"slices"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -25,11 +23,7 @@ const hcloudToken = "sandboxtokensandboxtokensandboxtokensandboxtokensandboxtoke
 // The simulated CCM initializes a node only while the CCM pod runs, with
 // the token of its Secret, from the server Hetzner reports.
 func TestCloudControllerInitializesNodes(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-
-	cp := startCluster(t, ctx)
-	admin, _ := clientFor(t, cp, "admin", "system:masters")
+	ctx, cp, admin := startAdmin(t)
 
 	hc := httptest.NewServer(hcloudfake.New(hcloudfake.Options{Token: hcloudToken}))
 	defer hc.Close()
@@ -43,11 +37,7 @@ func TestCloudControllerInitializesNodes(t *testing.T) {
 
 	uninit := corev1.Taint{Key: "node.cloudprovider.kubernetes.io/uninitialized", Value: "true", Effect: corev1.TaintEffectNoSchedule}
 
-	k, err := cp.StartKubelet(ctx, kubereal.KubeletConfig{Name: "worker-1", Version: "v1.36.3", InternalIP: "10.0.2.1", Taints: []corev1.Taint{uninit}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Stop()
+	startKubelet(t, ctx, cp, kubereal.KubeletConfig{Name: "worker-1", Version: "v1.36.3", InternalIP: "10.0.2.1", Taints: []corev1.Taint{uninit}})
 
 	cc, err := cp.StartCloudController(ctx, hc.URL)
 	if err != nil {
@@ -69,19 +59,14 @@ func TestCloudControllerInitializesNodes(t *testing.T) {
 
 	waitServiceAccount(t, ctx, admin, "kube-system")
 
-	labels := map[string]string{"app": "hcloud-cloud-controller-manager"}
-	one := int32(1)
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "hcloud-cloud-controller-manager", Namespace: "kube-system"}, Spec: appsv1.DeploymentSpec{
-		Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: labels},
-		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
-			// The hcloud CCM chart's: it runs before a CNI, on the host network.
-			HostNetwork: true,
-			Tolerations: []corev1.Toleration{{Key: uninit.Key, Operator: corev1.TolerationOpExists}, {Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists}},
-			Containers: []corev1.Container{{Name: "ccm", Image: "docker.io/hetznercloud/hcloud-cloud-controller-manager:v1.26.0",
-				Env: []corev1.EnvVar{{Name: "HCLOUD_TOKEN", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-					LocalObjectReference: corev1.LocalObjectReference{Name: "hcloud"}, Key: "token"}}}}}},
-		}},
-	}}
+	d := deployment("kube-system", "hcloud-cloud-controller-manager", 1, map[string]string{"app": "hcloud-cloud-controller-manager"}, corev1.PodSpec{
+		// The hcloud CCM chart's: it runs before a CNI, on the host network.
+		HostNetwork: true,
+		Tolerations: []corev1.Toleration{{Key: uninit.Key, Operator: corev1.TolerationOpExists}, {Key: "node.kubernetes.io/not-ready", Operator: corev1.TolerationOpExists}},
+		Containers: []corev1.Container{{Name: "ccm", Image: "docker.io/hetznercloud/hcloud-cloud-controller-manager:v1.26.0",
+			Env: []corev1.EnvVar{{Name: "HCLOUD_TOKEN", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: "hcloud"}, Key: "token"}}}}}},
+	})
 
 	if _, err := admin.AppsV1().Deployments("kube-system").Create(ctx, d, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

@@ -36,6 +36,43 @@ func startCluster(t *testing.T, ctx context.Context) *kubereal.ControlPlane {
 	return kubetest.Start(t, ctx, "real")
 }
 
+// startAdmin runs a control plane until the test ends, and returns a
+// context that ends with the test, the control plane and an admin client.
+func startAdmin(t *testing.T) (context.Context, *kubereal.ControlPlane, *kubernetes.Clientset) {
+	t.Helper()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+
+	cp := startCluster(t, ctx)
+	admin, _ := clientFor(t, cp, "admin", "system:masters")
+
+	return ctx, cp, admin
+}
+
+// startKubelet runs a simulated kubelet on cp until the test ends.
+func startKubelet(t *testing.T, ctx context.Context, cp *kubereal.ControlPlane, cfg kubereal.KubeletConfig) *kubereal.Kubelet {
+	t.Helper()
+
+	k, err := cp.StartKubelet(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	t.Cleanup(k.Stop)
+
+	return k
+}
+
+// deployment is a Deployment of replicas pods of spec, labelled and
+// selected by labels.
+func deployment(ns, name string, replicas int32, labels map[string]string, spec corev1.PodSpec) *appsv1.Deployment {
+	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns}, Spec: appsv1.DeploymentSpec{
+		Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: spec},
+	}}
+}
+
 // clientFor is a client-go client authenticated as cn in orgs.
 func clientFor(t *testing.T, cp *kubereal.ControlPlane, cn string, orgs ...string) (*kubernetes.Clientset, *rest.Config) {
 	t.Helper()
@@ -210,17 +247,7 @@ func testNodeTable(t *testing.T, ctx context.Context, cp *kubereal.ControlPlane,
 		t.Error("worker-1's kubelet created node worker-2; NodeRestriction should refuse it")
 	}
 
-	raw, err := admin.CoreV1().RESTClient().Get().Resource("nodes").
-		SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").Do(ctx).Raw()
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	var table metav1.Table
-	if err := json.Unmarshal(raw, &table); err != nil {
-		t.Fatal(err)
-	}
-
+	table := kubetest.NodeTable(t, ctx, admin)
 	cols := map[string]int{}
 	for i, c := range table.ColumnDefinitions {
 		cols[strings.ToUpper(c.Name)] = i
@@ -320,14 +347,9 @@ func testPodSecurity(t *testing.T, ctx context.Context, admin *kubernetes.Client
 }
 
 func testDeployment(t *testing.T, ctx context.Context, admin *kubernetes.Clientset) {
-	replicas := int32(2)
-	labels := map[string]string{"app": "web"}
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: appsv1.DeploymentSpec{
-		Replicas: &replicas, Selector: &metav1.LabelSelector{MatchLabels: labels},
-		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
-			Containers: []corev1.Container{{Name: "web", Image: "nginx:1.29"}},
-		}},
-	}}
+	d := deployment("", "web", 2, map[string]string{"app": "web"}, corev1.PodSpec{
+		Containers: []corev1.Container{{Name: "web", Image: "nginx:1.29"}},
+	})
 
 	if _, err := admin.AppsV1().Deployments("default").Create(ctx, d, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

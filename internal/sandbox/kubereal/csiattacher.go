@@ -167,11 +167,7 @@ func attachVolume(ctx context.Context, c *hcloud.Client, vol *hcloud.Volume, srv
 	}
 
 	a, _, err := c.Volume.Attach(ctx, vol, &hcloud.Server{ID: srvID})
-	if err == nil {
-		err = c.Action.WaitFor(ctx, a)
-	}
-
-	if err != nil {
+	if err := waitAction(ctx, c, a, err); err != nil {
 		return fmt.Errorf("rpc error: code = Internal desc = failed to attach volume %d to server %d: %w", vol.ID, srvID, err)
 	}
 
@@ -181,11 +177,8 @@ func attachVolume(ctx context.Context, c *hcloud.Client, vol *hcloud.Volume, srv
 func (d *csiDriver) detach(ctx context.Context, c *hcloud.Client, va *storagev1.VolumeAttachment) error {
 	vol, _, err := d.attachment(ctx, c, va)
 	if err == nil && vol.Server != nil {
-		var a *hcloud.Action
-
-		if a, _, err = c.Volume.Detach(ctx, vol); err == nil {
-			err = c.Action.WaitFor(ctx, a)
-		}
+		a, _, derr := c.Volume.Detach(ctx, vol)
+		err = waitAction(ctx, c, a, derr)
 	}
 
 	if err != nil && !strings.Contains(err.Error(), "NotFound") {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -20,11 +21,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/chartrepo"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubereal"
+	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubereal/kubetest"
 )
 
 // TestHelmInstallsTheStandInCharts installs every stand-in chart with
@@ -34,21 +34,13 @@ import (
 // release's agent runs, and the simulated operator registers Cilium's
 // CRDs.
 func TestHelmInstallsTheStandInCharts(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-
-	cp := startCluster(t, ctx)
-	admin, _ := clientFor(t, cp, "admin", "system:masters")
+	ctx, cp, admin := startAdmin(t)
 	kubeconfig := writeKubeconfig(t, cp)
 
-	k, err := cp.StartKubelet(ctx, kubereal.KubeletConfig{
+	startKubelet(t, ctx, cp, kubereal.KubeletConfig{
 		Name: "cp-1", Version: "v1.36.3", InternalIP: "10.0.1.1", ExternalIP: "127.1.2.3",
 		Labels: map[string]string{"node-role.kubernetes.io/control-plane": ""},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Stop()
 
 	op, err := cp.StartCiliumOperator(ctx)
 	if err != nil {
@@ -184,19 +176,8 @@ func install(t *testing.T, ctx context.Context, kubeconfig string, ch *chart.Cha
 func writeKubeconfig(t *testing.T, cp *kubereal.ControlPlane) string {
 	t.Helper()
 
-	crt, key, err := cp.ClientCert("admin", "system:masters")
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	c := clientcmdapi.NewConfig()
-	c.Clusters["real"] = &clientcmdapi.Cluster{Server: cp.URL, CertificateAuthorityData: cp.CACert()}
-	c.AuthInfos["admin"] = &clientcmdapi.AuthInfo{ClientCertificateData: crt, ClientKeyData: key}
-	c.Contexts["admin@real"] = &clientcmdapi.Context{Cluster: "real", AuthInfo: "admin"}
-	c.CurrentContext = "admin@real"
-
 	p := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*c, p); err != nil {
+	if err := os.WriteFile(p, kubetest.AdminKubeconfig(t, cp), 0o600); err != nil {
 		t.Fatal(err)
 	}
 

@@ -17,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 )
 
 // KubeletConfig is one simulated kubelet: what it registers.
@@ -53,8 +52,7 @@ type Kubelet struct {
 	cfg    KubeletConfig
 	client *kubernetes.Clientset
 	admin  *kubernetes.Clientset
-	cancel context.CancelFunc
-	done   chan struct{}
+	poll   *poller
 
 	mu       sync.Mutex
 	seen     map[types.UID]time.Time
@@ -94,16 +92,14 @@ func (c *ControlPlane) StartKubelet(ctx context.Context, cfg KubeletConfig) (*Ku
 		return nil, err
 	}
 
-	k := &Kubelet{cfg: cfg, client: client, admin: admin, done: make(chan struct{}), seen: map[types.UID]time.Time{},
+	k := &Kubelet{cfg: cfg, client: client, admin: admin, seen: map[types.UID]time.Time{},
 		imgs: images{ready: map[string]time.Time{}, fails: map[string]int{}}}
 
 	if err := k.register(ctx); err != nil {
 		return nil, err
 	}
 
-	ctx, k.cancel = context.WithCancel(ctx)
-
-	go k.loop(ctx)
+	k.poll = startPoller(ctx, kubeletSync, k.sync)
 
 	return k, nil
 }
@@ -111,21 +107,17 @@ func (c *ControlPlane) StartKubelet(ctx context.Context, cfg KubeletConfig) (*Ku
 // Client is a client-go clientset authenticated as cn in groups orgs by a
 // certificate from the cluster's CA.
 func (c *ControlPlane) Client(cn string, orgs ...string) (*kubernetes.Clientset, error) {
-	crt, key, err := c.ClientCert(cn, orgs...)
+	cfg, err := c.RESTConfig(cn, orgs...)
 	if err != nil {
 		return nil, err
 	}
 
-	return kubernetes.NewForConfig(&rest.Config{Host: c.URL, QPS: 50, Burst: 100,
-		TLSClientConfig: rest.TLSClientConfig{CAData: c.CACert(), CertData: crt, KeyData: key}})
+	return kubernetes.NewForConfig(cfg)
 }
 
 // Stop ends the kubelet's loop; the Node stays, and turns Unknown once its
 // Lease expires, as when a real kubelet stops.
-func (k *Kubelet) Stop() {
-	k.cancel()
-	<-k.done
-}
+func (k *Kubelet) Stop() { k.poll.stop() }
 
 // kubeletMayLabel says whether NodeRestriction lets a kubelet set the
 // label itself (k8s.io/kubernetes pkg/kubelet/apis/well_known_labels.go
@@ -221,27 +213,21 @@ func (k *Kubelet) labelAsTalos(ctx context.Context, labels map[string]string) er
 	return nil
 }
 
-func (k *Kubelet) loop(ctx context.Context) {
-	defer close(k.done)
+// sync runs the node's pods, and posts its status and renews its Lease
+// on every heartbeat and when its network readiness changed.
+func (k *Kubelet) sync(ctx context.Context) bool {
+	network := k.syncPods(ctx)
 
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(kubeletSync):
-		}
+	k.mu.Lock()
+	beat := time.Since(k.lastBeat) >= kubeletHeartbeat
+	k.mu.Unlock()
 
-		network := k.syncPods(ctx)
-
-		k.mu.Lock()
-		beat := time.Since(k.lastBeat) >= kubeletHeartbeat
-		k.mu.Unlock()
-
-		if beat || network != k.ready(ctx) {
-			_ = k.postStatus(ctx, network) //nolint:errcheck // retried on the next beat
-			k.renewLease(ctx)
-		}
+	if beat || network != k.ready(ctx) {
+		_ = k.postStatus(ctx, network) //nolint:errcheck // retried on the next beat
+		k.renewLease(ctx)
 	}
+
+	return true
 }
 
 // ready is the Ready condition the API server holds for the node.

@@ -49,20 +49,12 @@ func cniDaemonSet() *appsv1.DaemonSet {
 }
 
 func TestKubeletReadyOnceCNIRuns(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
+	ctx, cp, admin := startAdmin(t)
 
-	cp := startCluster(t, ctx)
-	admin, _ := clientFor(t, cp, "admin", "system:masters")
-
-	k, err := cp.StartKubelet(ctx, kubereal.KubeletConfig{
+	startKubelet(t, ctx, cp, kubereal.KubeletConfig{
 		Name: "cp-1", Version: "v1.36.3", InternalIP: "10.0.1.1", ExternalIP: "127.1.2.3",
 		Labels: map[string]string{"node-role.kubernetes.io/control-plane": "", "node.longhorn.io/create-default-disk": "config"},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Stop()
 
 	n, err := admin.CoreV1().Nodes().Get(ctx, "cp-1", metav1.GetOptions{})
 	if err != nil {

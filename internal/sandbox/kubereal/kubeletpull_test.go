@@ -43,11 +43,7 @@ func podPhase(ctx context.Context, cs *kubernetes.Clientset, name string) (*core
 // honours evictions the real API server admits under a
 // PodDisruptionBudget; a missing Secret key is CreateContainerConfigError.
 func TestKubeletPullsJobsAndEvictions(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-
-	cp := startCluster(t, ctx)
-	admin, _ := clientFor(t, cp, "admin", "system:masters")
+	ctx, cp, admin := startAdmin(t)
 
 	const slow, pullDelay = "example.com/app/slow:1", 3 * time.Second
 
@@ -55,7 +51,7 @@ func TestKubeletPullsJobsAndEvictions(t *testing.T) {
 
 	forbidden.Store(true)
 
-	k, err := cp.StartKubelet(ctx, kubereal.KubeletConfig{Name: "w-1", Version: "v1.36.3", InternalIP: "10.0.1.2",
+	startKubelet(t, ctx, cp, kubereal.KubeletConfig{Name: "w-1", Version: "v1.36.3", InternalIP: "10.0.1.2",
 		PullDelay: func(img string) time.Duration {
 			if img == slow {
 				return pullDelay
@@ -71,10 +67,6 @@ func TestKubeletPullsJobsAndEvictions(t *testing.T) {
 			return ""
 		},
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer k.Stop()
 
 	waitServiceAccount(t, ctx, admin, "default")
 

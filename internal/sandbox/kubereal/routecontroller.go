@@ -191,11 +191,18 @@ func inClusterCIDR(dst *net.IPNet, clusterCIDRs []*net.IPNet) bool {
 
 func (rc *routeController) deleteRoute(ctx context.Context, c *hcloud.Client, nw *hcloud.Network, r hcloud.NetworkRoute) error {
 	a, _, err := c.Network.DeleteRoute(ctx, nw, hcloud.NetworkDeleteRouteOpts{Route: r})
-	if err == nil {
-		err = c.Action.WaitFor(ctx, a)
+
+	return waitAction(ctx, c, a, err) //nolint:wrapcheck // logged only
+}
+
+// waitAction waits for the action a call to the Hetzner API started; err
+// is the call's own error, returned as it is.
+func waitAction(ctx context.Context, c *hcloud.Client, a *hcloud.Action, err error) error {
+	if err != nil {
+		return err
 	}
 
-	return err //nolint:wrapcheck // logged only
+	return c.Action.WaitFor(ctx, a) //nolint:wrapcheck // callers say what waited
 }
 
 // syncNode creates the node's missing routes and sets its condition.
@@ -258,21 +265,13 @@ func createRoute(ctx context.Context, c *hcloud.Client, nw *hcloud.Network, serv
 		}
 
 		a, _, err := c.Network.DeleteRoute(ctx, nw, hcloud.NetworkDeleteRouteOpts{Route: r})
-		if err == nil {
-			err = c.Action.WaitFor(ctx, a)
-		}
-
-		if err != nil {
+		if err := waitAction(ctx, c, a, err); err != nil {
 			return fmt.Errorf("error deleting route for %q via %q: %w", dst, pn.IP, err)
 		}
 	}
 
 	a, _, err := c.Network.AddRoute(ctx, nw, hcloud.NetworkAddRouteOpts{Route: hcloud.NetworkRoute{Destination: dst, Gateway: pn.IP}})
-	if err == nil {
-		err = c.Action.WaitFor(ctx, a)
-	}
-
-	if err != nil {
+	if err := waitAction(ctx, c, a, err); err != nil {
 		return fmt.Errorf("error upserting route %q via %q: error adding route: %w", dst, pn.IP, err)
 	}
 

@@ -247,11 +247,7 @@ func (l *lbClient) reconcileInfo(ctx context.Context, lb *hcloud.LoadBalancer, s
 	}
 
 	a, _, err := l.c.LoadBalancer.ChangeType(ctx, lb, hcloud.LoadBalancerChangeTypeOpts{LoadBalancerType: &hcloud.LoadBalancerType{Name: typ}})
-	if err == nil {
-		err = l.c.Action.WaitFor(ctx, a)
-	}
-
-	if err != nil {
+	if err := waitAction(ctx, l.c, a, err); err != nil {
 		return fmt.Errorf("hcops/LoadBalancerOps.changeType: %w", err)
 	}
 
@@ -271,11 +267,7 @@ func (l *lbClient) reconcileNetwork(ctx context.Context, lb *hcloud.LoadBalancer
 		}
 
 		a, _, err := l.c.LoadBalancer.DetachFromNetwork(ctx, lb, hcloud.LoadBalancerDetachFromNetworkOpts{Network: pn.Network})
-		if err == nil {
-			err = l.c.Action.WaitFor(ctx, a)
-		}
-
-		if err != nil {
+		if err := waitAction(ctx, l.c, a, err); err != nil {
 			return fmt.Errorf("hcops/LoadBalancerOps.detachFromNetwork: %w", err)
 		}
 	}
@@ -285,11 +277,7 @@ func (l *lbClient) reconcileNetwork(ctx context.Context, lb *hcloud.LoadBalancer
 	}
 
 	a, _, err := l.c.LoadBalancer.AttachToNetwork(ctx, lb, hcloud.LoadBalancerAttachToNetworkOpts{Network: &hcloud.Network{ID: l.networkID}})
-	if err == nil {
-		err = l.c.Action.WaitFor(ctx, a)
-	}
-
-	if err != nil {
+	if err := waitAction(ctx, l.c, a, err); err != nil {
 		return fmt.Errorf("hcops/LoadBalancerOps.attachToNetwork: %w", err)
 	}
 

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -117,16 +116,11 @@ func (e *cloudEnv) deploy(t *testing.T, ctx context.Context, name, image string,
 
 	waitServiceAccount(t, ctx, e.admin, "kube-system")
 
-	labels := map[string]string{"app": name}
-	one := int32(1)
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "kube-system"}, Spec: appsv1.DeploymentSpec{
-		Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: labels},
-		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
-			HostNetwork: true,
-			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
-			Containers:  []corev1.Container{{Name: "main", Image: image, Env: env, Args: args}},
-		}},
-	}}
+	d := deployment("kube-system", name, 1, map[string]string{"app": name}, corev1.PodSpec{
+		HostNetwork: true,
+		Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+		Containers:  []corev1.Container{{Name: "main", Image: image, Env: env, Args: args}},
+	})
 
 	if _, err := e.admin.AppsV1().Deployments("kube-system").Create(ctx, d, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)

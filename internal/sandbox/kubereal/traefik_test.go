@@ -3,7 +3,6 @@
 package kubereal_test
 
 import (
-	"context"
 	"crypto/tls"
 	"fmt"
 	"io"
@@ -33,15 +32,11 @@ func randomLoopback() string {
 // (traefik/traefik-helm-chart traefik/values.yaml, ports).
 func traefikObjects() (*appsv1.Deployment, *corev1.Service) {
 	labels := map[string]string{"app.kubernetes.io/name": "traefik"}
-	one := int32(1)
-	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "traefik", Namespace: "default"}, Spec: appsv1.DeploymentSpec{
-		Replicas: &one, Selector: &metav1.LabelSelector{MatchLabels: labels},
-		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels}, Spec: corev1.PodSpec{
-			Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
-			Containers: []corev1.Container{{Name: "traefik", Image: "docker.io/traefik:v3.5.3",
-				Ports: []corev1.ContainerPort{{Name: "web", ContainerPort: 8000}, {Name: "websecure", ContainerPort: 8443}}}},
-		}},
-	}}
+	d := deployment("default", "traefik", 1, labels, corev1.PodSpec{
+		Tolerations: []corev1.Toleration{{Operator: corev1.TolerationOpExists}},
+		Containers: []corev1.Container{{Name: "traefik", Image: "docker.io/traefik:v3.5.3",
+			Ports: []corev1.ContainerPort{{Name: "web", ContainerPort: 8000}, {Name: "websecure", ContainerPort: 8443}}}},
+	})
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "traefik", Namespace: "default"}, Spec: corev1.ServiceSpec{
 		Type: corev1.ServiceTypeNodePort, Selector: labels,
 		Ports: []corev1.ServicePort{{Name: "web", Port: 80, TargetPort: intstr.FromString("web")},
@@ -69,22 +64,13 @@ func get(addr string) (int, string, error) {
 // with the TRAEFIK DEFAULT CERT, and stops answering once the Deployment
 // is deleted.
 func TestTraefikStandInOnNodePorts(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-
-	cp := startCluster(t, ctx)
-	admin, _ := clientFor(t, cp, "admin", "system:masters")
+	ctx, cp, admin := startAdmin(t)
 
 	// A node without a private network: its InternalIP is its loopback
 	// public IPv4, as talosfake registers it; ExternalIP another one.
 	internal, external := randomLoopback(), randomLoopback()
 
-	k, err := cp.StartKubelet(ctx, kubereal.KubeletConfig{Name: "w-1", Version: "v1.36.3", InternalIP: internal, ExternalIP: external})
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	t.Cleanup(k.Stop)
+	startKubelet(t, ctx, cp, kubereal.KubeletConfig{Name: "w-1", Version: "v1.36.3", InternalIP: internal, ExternalIP: external})
 
 	// No CCM pod runs, so the Hetzner endpoint is never called.
 	sims, err := cp.StartSimulators(ctx, "http://127.0.0.1:9")

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -59,13 +58,8 @@ func (s *Server) dd(ctx context.Context, args []string, in io.Reader, errw io.Wr
 			return 1
 		}
 	}
-	if of != "/dev/sda" {
-		fmt.Fprintf(errw, "dd: failed to open '%s': No such file or directory\n", of)
-		return 1
-	}
-	f, err := os.OpenFile(s.disk, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		fmt.Fprintf(errw, "dd: failed to open '/dev/sda': %v\n", err)
+	f, ok := s.openDisk(errw, of, "dd: failed to open '%s'")
+	if !ok {
 		return 1
 	}
 	defer func() { _ = f.Close() }()

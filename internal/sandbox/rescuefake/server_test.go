@@ -230,6 +230,15 @@ func TestCommands(t *testing.T) {
 	if r := run(t, c, "lsblk"); !strings.Contains(r.stdout, "sda      8:0    0 40 GiB") {
 		t.Errorf("lsblk: %q", r.stdout)
 	}
+	// The server's only disk is /dev/sda.
+	for cmd, want := range map[string]string{
+		"blkdiscard -f /dev/sdb": "blkdiscard: cannot open /dev/sdb: No such file or directory\n",
+		"dd of=/dev/sdb bs=4M":   "dd: failed to open '/dev/sdb': No such file or directory\n",
+	} {
+		if r := run(t, c, cmd); r.status != 1 || r.stderr != want {
+			t.Errorf("%q: status %d stderr %q; want 1 %q", cmd, r.status, r.stderr, want)
+		}
+	}
 	if r := run(t, c, "poweroff"); r.status != 0 || !f.srv.Halted() {
 		t.Errorf("poweroff: %+v halted=%v", r, f.srv.Halted())
 	}

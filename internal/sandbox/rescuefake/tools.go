@@ -172,6 +172,22 @@ func (s *Server) xz(ctx context.Context, args []string, in io.Reader, out, errw 
 	return 0
 }
 
+// openDisk opens dev, which must be the server's only disk, /dev/sda;
+// failed is the command's message on a failure, a format naming the
+// device.
+func (s *Server) openDisk(errw io.Writer, dev, failed string) (*os.File, bool) {
+	if dev != "/dev/sda" {
+		fmt.Fprintf(errw, failed+": No such file or directory\n", dev)
+		return nil, false
+	}
+	f, err := os.OpenFile(s.disk, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		fmt.Fprintf(errw, failed+": %v\n", dev, err)
+		return nil, false
+	}
+	return f, true
+}
+
 func (s *Server) blkdiscard(args []string, errw io.Writer) int {
 	dev := ""
 	for _, a := range args {
@@ -179,17 +195,12 @@ func (s *Server) blkdiscard(args []string, errw io.Writer) int {
 			dev = a
 		}
 	}
-	if dev != "/dev/sda" {
-		fmt.Fprintf(errw, "blkdiscard: cannot open %s: No such file or directory\n", dev)
+	f, ok := s.openDisk(errw, dev, "blkdiscard: cannot open %s")
+	if !ok {
 		return 1
 	}
 	// Discarding a thin-provisioned disk reads back as zeros: an empty file.
-	f, err := os.OpenFile(s.disk, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		fmt.Fprintf(errw, "blkdiscard: cannot open /dev/sda: %v\n", err)
-		return 1
-	}
-	err = f.Truncate(0)
+	err := f.Truncate(0)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}

@@ -45,13 +45,10 @@ func TestFirewallAdmitDropsConnections(t *testing.T) {
 }
 
 func TestMaintenanceModeServesSelfSignedTLS(t *testing.T) {
-	t.Parallel()
+	ctx, fx, e := parallelEnv(t, plainFixture)
 
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-
-	fx := must(t, plainFixture)
-	e := newEnv(t)
 	n := e.start(131, nil, nil)
 
 	if !n.Maintenance() {
@@ -65,19 +62,11 @@ func TestMaintenanceModeServesSelfSignedTLS(t *testing.T) {
 }
 
 func TestUpgradeRebootsIntoNewVersionAndSchematic(t *testing.T) {
-	t.Parallel()
-
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-
-	fx := must(t, plainFixture)
-	e := newEnv(t)
+	ctx, fx, e := parallelEnv(t, plainFixture)
 	cp := e.start(141, fx.ControlPlane, func(o *talosfake.NodeOptions) { o.SchematicID = strings.Repeat("a", 64) })
 	wk := e.start(142, fx.Worker, nil)
 
-	if _, err := dial(t, fx.Talosconfig, cp).BootstrapOnce(ctx); err != nil {
-		t.Fatal(err)
-	}
+	bootstrap(t, ctx, fx.Talosconfig, cp)
 
 	raw := rawDial(t, fx.Talosconfig, cp)
 
@@ -99,10 +88,7 @@ func TestUpgradeRebootsIntoNewVersionAndSchematic(t *testing.T) {
 		return cp.TalosVersion() == "v1.14.0" && cp.SchematicID() == testSchematic, cp.TalosVersion() + " " + cp.SchematicID()
 	})
 
-	c := dial(t, fx.Talosconfig, cp)
-	if err := c.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
+	c := ready(t, ctx, fx.Talosconfig, cp)
 
 	members, err := c.EtcdMembers(ctx)
 	if err != nil || len(members) != 1 {
@@ -119,9 +105,7 @@ func TestUpgradeRebootsIntoNewVersionAndSchematic(t *testing.T) {
 
 	time.Sleep(time.Second)
 
-	if err := dial(t, fx.Talosconfig, wk).WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
+	ready(t, ctx, fx.Talosconfig, wk)
 
 	if v := wk.TalosVersion(); v != talosfake.DefaultTalosVersion {
 		t.Fatalf("failed upgrade left version %s", v)
@@ -129,19 +113,10 @@ func TestUpgradeRebootsIntoNewVersionAndSchematic(t *testing.T) {
 }
 
 func TestEtcdRemoveRefusesLastMember(t *testing.T) {
-	t.Parallel()
-
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-
-	fx := must(t, plainFixture)
-	e := newEnv(t)
+	ctx, fx, e := parallelEnv(t, plainFixture)
 	cp := e.start(151, fx.ControlPlane, nil)
 
-	c := dial(t, fx.Talosconfig, cp)
-	if _, err := c.BootstrapOnce(ctx); err != nil {
-		t.Fatal(err)
-	}
+	bootstrap(t, ctx, fx.Talosconfig, cp)
 
 	raw := rawDial(t, fx.Talosconfig, cp)
 
@@ -160,5 +135,33 @@ func TestEtcdRemoveRefusesLastMember(t *testing.T) {
 	err = raw.EtcdRemoveMemberByID(ctx, &machine.EtcdRemoveMemberByIDRequest{MemberId: id + 1})
 	if client.StatusCode(err) != codes.NotFound {
 		t.Fatalf("removing an unknown member: %v", err)
+	}
+}
+
+func TestStateCallsGoToTheNamedNode(t *testing.T) {
+	ctx, fx, e := parallelEnv(t, plainFixture)
+	cp := e.start(161, fx.ControlPlane, func(o *talosfake.NodeOptions) { o.SchematicID = strings.Repeat("a", 64) })
+	wk := e.start(162, fx.Worker, func(o *talosfake.NodeOptions) { o.SchematicID = strings.Repeat("b", 64) })
+	bootstrap(t, ctx, fx.Talosconfig, cp)
+	ready(t, ctx, fx.Talosconfig, wk)
+
+	raw := rawDial(t, fx.Talosconfig, cp)
+
+	// apid proxies a call with node metadata to that node (talosctl -n).
+	for node, want := range map[string]string{"": strings.Repeat("a", 64), "10.0.1.162": strings.Repeat("b", 64)} {
+		cctx := ctx
+		if node != "" {
+			cctx = client.WithNode(ctx, node)
+		}
+
+		ext, err := safe.StateGetByID[*runtime.ExtensionStatus](cctx, raw.COSI, "schematic")
+		if err != nil || ext.TypedSpec().Metadata.Version != want {
+			t.Fatalf("schematic via node %q = %v, %v; want %s", node, ext, err, want)
+		}
+	}
+
+	_, err := safe.StateGetByID[*runtime.ExtensionStatus](client.WithNode(ctx, "10.0.1.199"), raw.COSI, "schematic")
+	if client.StatusCode(err) != codes.Unavailable || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("a call to an address no node has = %v, want Unavailable (connection refused)", err)
 	}
 }

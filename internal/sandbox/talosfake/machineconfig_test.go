@@ -1,12 +1,12 @@
 package talosfake_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/siderolabs/talos/pkg/machinery/api/machine"
+	"github.com/siderolabs/talos/pkg/machinery/config"
 	"github.com/siderolabs/talos/pkg/machinery/config/configpatcher"
 	"github.com/siderolabs/talos/pkg/machinery/config/encoder"
 	"google.golang.org/grpc/codes"
@@ -32,6 +32,13 @@ func patched(t *testing.T, cfg []byte, patch string) []byte {
 		t.Fatal(err)
 	}
 
+	return encoded(t, c)
+}
+
+// encoded renders a machine config without comments.
+func encoded(t *testing.T, c config.Provider) []byte {
+	t.Helper()
+
 	b, err := c.EncodeBytes(encoder.WithComments(encoder.CommentsDisabled))
 	if err != nil {
 		t.Fatal(err)
@@ -41,19 +48,9 @@ func patched(t *testing.T, cfg []byte, patch string) []byte {
 }
 
 func TestMachineConfigResourceFollowsApply(t *testing.T) {
-	t.Parallel()
-
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-
-	fx := must(t, plainFixture)
-	e := newEnv(t)
+	ctx, fx, e := parallelEnv(t, plainFixture)
 	cp := e.start(131, fx.ControlPlane, nil)
-	c := dial(t, fx.Talosconfig, cp)
-
-	if err := c.WaitReady(ctx); err != nil {
-		t.Fatal(err)
-	}
+	c := ready(t, ctx, fx.Talosconfig, cp)
 
 	got, err := c.MachineConfig(ctx)
 	if err != nil {
@@ -124,13 +121,7 @@ func TestMachineConfigResourceFollowsApply(t *testing.T) {
 }
 
 func TestApplyRefusesInvalidConfig(t *testing.T) {
-	t.Parallel()
-
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-
-	fx := must(t, plainFixture)
-	e := newEnv(t)
+	ctx, fx, e := parallelEnv(t, plainFixture)
 	cp := e.start(132, fx.ControlPlane, nil)
 
 	_, err := rawDial(t, fx.Talosconfig, cp).ApplyConfiguration(ctx, &machine.ApplyConfigurationRequest{

@@ -171,12 +171,7 @@ func newNode(c *Cluster, o NodeOptions, cfg *nodeConfig) (*Node, error) {
 }
 
 // Boots is how many times the node booted: 1 until its first reboot.
-func (n *Node) Boots() int {
-	n.cluster.mu.Lock()
-	defer n.cluster.mu.Unlock()
-
-	return n.boots
-}
+func (n *Node) Boots() int { return locked(n, func() int { return n.boots }) }
 
 // Name is the hostname.
 func (n *Node) Name() string { return n.opts.Name }
@@ -192,36 +187,26 @@ func (n *Node) Endpoint() string { return n.endpoint }
 func (n *Node) Ready() <-chan struct{} { return n.ready }
 
 // TalosVersion is the Talos version the node runs now (it follows upgrades).
-func (n *Node) TalosVersion() string {
-	n.cluster.mu.Lock()
-	defer n.cluster.mu.Unlock()
-
-	return n.opts.TalosVersion
-}
+func (n *Node) TalosVersion() string { return locked(n, func() string { return n.opts.TalosVersion }) }
 
 // SchematicID is the Image Factory schematic the node runs now.
-func (n *Node) SchematicID() string {
-	n.cluster.mu.Lock()
-	defer n.cluster.mu.Unlock()
-
-	return n.opts.SchematicID
-}
+func (n *Node) SchematicID() string { return locked(n, func() string { return n.opts.SchematicID }) }
 
 // KubeletVersion is the kubelet version the node runs: the tag of its
 // config's machine.kubelet.image ("" in maintenance mode).
 func (n *Node) KubeletVersion() string {
-	n.cluster.mu.Lock()
-	defer n.cluster.mu.Unlock()
-
-	return n.cfg.kubeletVersion
+	return locked(n, func() string { return n.cfg.kubeletVersion })
 }
 
 // Maintenance reports whether the node runs without a machine config.
-func (n *Node) Maintenance() bool {
+func (n *Node) Maintenance() bool { return locked(n, func() bool { return n.cfg.maintenance }) }
+
+// locked reads the node's state under the cluster's lock.
+func locked[T any](n *Node, read func() T) T {
 	n.cluster.mu.Lock()
 	defer n.cluster.mu.Unlock()
 
-	return n.cfg.maintenance
+	return read()
 }
 
 // start binds the API address (failing fast when it is taken) and serves,

@@ -60,14 +60,22 @@ func (r *routedState) target(ctx context.Context) (cosiv1alpha1.StateServer, err
 	return nil, status.Errorf(codes.Unavailable, "connection error: desc = \"transport: Error while dialing: dial tcp %s:%d: connect: connection refused\"", addrs[0], DefaultPort)
 }
 
-// Get implements cosiv1alpha1.StateServer.
-func (r *routedState) Get(ctx context.Context, in *cosiv1alpha1.GetRequest) (*cosiv1alpha1.GetResponse, error) {
+// routed makes a unary call on the call's target node.
+func routed[Req, Resp any](r *routedState, ctx context.Context, in Req,
+	call func(cosiv1alpha1.StateServer, context.Context, Req) (Resp, error),
+) (Resp, error) {
 	t, err := r.target(ctx)
 	if err != nil {
-		return nil, err
+		var none Resp
+		return none, err
 	}
 
-	return t.Get(ctx, in) //nolint:wrapcheck // the target's own answer
+	return call(t, ctx, in) //nolint:wrapcheck // the target's own answer
+}
+
+// Get implements cosiv1alpha1.StateServer.
+func (r *routedState) Get(ctx context.Context, in *cosiv1alpha1.GetRequest) (*cosiv1alpha1.GetResponse, error) {
+	return routed(r, ctx, in, cosiv1alpha1.StateServer.Get)
 }
 
 // List implements cosiv1alpha1.StateServer.
@@ -92,30 +100,15 @@ func (r *routedState) Watch(in *cosiv1alpha1.WatchRequest, srv grpc.ServerStream
 
 // Create implements cosiv1alpha1.StateServer.
 func (r *routedState) Create(ctx context.Context, in *cosiv1alpha1.CreateRequest) (*cosiv1alpha1.CreateResponse, error) {
-	t, err := r.target(ctx)
-	if err != nil {
-		return nil, err
-	}
-
-	return t.Create(ctx, in) //nolint:wrapcheck // the target's own answer
+	return routed(r, ctx, in, cosiv1alpha1.StateServer.Create)
 }
 
 // Update implements cosiv1alpha1.StateServer.
 func (r *routedState) Update(ctx context.Context, in *cosiv1alpha1.UpdateRequest) (*cosiv1alpha1.UpdateResponse, error) {
-	t, err := r.target(ctx)
-	if err != nil {
-		return nil, err
-	}
-
-	return t.Update(ctx, in) //nolint:wrapcheck // the target's own answer
+	return routed(r, ctx, in, cosiv1alpha1.StateServer.Update)
 }
 
 // Destroy implements cosiv1alpha1.StateServer.
 func (r *routedState) Destroy(ctx context.Context, in *cosiv1alpha1.DestroyRequest) (*cosiv1alpha1.DestroyResponse, error) {
-	t, err := r.target(ctx)
-	if err != nil {
-		return nil, err
-	}
-
-	return t.Destroy(ctx, in) //nolint:wrapcheck // the target's own answer
+	return routed(r, ctx, in, cosiv1alpha1.StateServer.Destroy)
 }

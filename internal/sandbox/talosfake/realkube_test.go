@@ -6,11 +6,9 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/netip"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -26,7 +24,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubereal/kubebin"
+	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubereal/kubetest"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/talosfake"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/talosfake/fixture"
 )
@@ -37,34 +35,35 @@ import (
 // endpoint) authenticates, anonymous requests are forbidden, the serving
 // certificate carries Talos' SANs, and the simulated kubelets register
 // nodes with Talos' labels and taints, Ready once a CNI runs.
-func TestRealKubernetesAfterBootstrap(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("the real Kubernetes control plane is built from source: no go command on PATH")
-	}
+// realEnv returns a three-minute context and a cluster whose control planes
+// run the real Kubernetes control plane, with o's other options. A fresh
+// machine builds the binaries first (about ten minutes on two busy cores),
+// or waits for the kubereal tests' build.
+func realEnv(t *testing.T, o talosfake.ClusterOptions) (context.Context, *env) {
+	t.Helper()
 
-	// A fresh machine builds the binaries first (about ten minutes on two
-	// busy cores), or waits for the kubereal tests' build.
-	buildCtx, cancelBuild := context.WithTimeout(t.Context(), 25*time.Minute)
-	defer cancelBuild()
-
-	bins, err := kubebin.Ensure(buildCtx, kubebin.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	bins := kubetest.Binaries(t)
 
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
+	t.Cleanup(cancel)
 
-	fx := must(t, vipFixture)
+	o.RealKubernetes, o.RealKubernetesDir = &bins, t.TempDir()
+	tf := talosfake.NewCluster(o)
+	t.Cleanup(tf.Close)
+
+	return ctx, &env{t: t, tf: tf, pfx: fixture.LoopbackPrefix()}
+}
+
+func TestRealKubernetesAfterBootstrap(t *testing.T) {
 	// The firewall refuses port 6443 while firewalled is set.
 	var firewalled atomic.Bool
 	admit := func(_ int64, _ netip.Addr, port int) bool {
 		return port != talosfake.KubernetesPort || !firewalled.Load()
 	}
-	tf := talosfake.NewCluster(talosfake.ClusterOptions{RealKubernetes: &bins, RealKubernetesDir: t.TempDir(), Admit: admit})
-	t.Cleanup(tf.Close)
+	ctx, e := realEnv(t, talosfake.ClusterOptions{Admit: admit})
+	tf := e.tf
+	fx := must(t, vipFixture)
 
-	e := &env{t: t, tf: tf, pfx: fixture.LoopbackPrefix()}
 	cp := e.start(91, fx.ControlPlane, nil)
 	cp2 := e.start(92, fx.ControlPlane, nil)
 	e.start(93, fx.Worker, nil)
@@ -176,17 +175,7 @@ func TestRealKubernetesAfterBootstrap(t *testing.T) {
 	})
 
 	// What kubectl get nodes -o wide prints comes from the server's table.
-	raw, err := cs.CoreV1().RESTClient().Get().Resource("nodes").
-		SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").Do(ctx).Raw()
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	var table metav1.Table
-	if err := json.Unmarshal(raw, &table); err != nil {
-		t.Fatal(err)
-	}
-
+	table := kubetest.NodeTable(t, ctx, cs)
 	col := map[string]int{}
 	for i, c := range table.ColumnDefinitions {
 		col[c.Name] = i

@@ -5,23 +5,20 @@ package talosfake_test
 import (
 	"context"
 	"log/slog"
-	"os/exec"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/siderolabs/talos/pkg/machinery/api/machine"
 	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
-	"github.com/siderolabs/talos/pkg/machinery/config/encoder"
 	"github.com/siderolabs/talos/pkg/machinery/config/types/v1alpha1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
-	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubereal/kubebin"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/talosfake"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/talosfake/fixture"
 )
@@ -31,28 +28,15 @@ import (
 // retaints the Node (owned annotations), a new kubelet image restarts the
 // kubelet at its version, and a stopped node's kubelet stops posting.
 func TestRealKubernetesTalosSide(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("the real Kubernetes control plane is built from source: no go command on PATH")
-	}
-
-	bins, err := kubebin.Ensure(t.Context(), kubebin.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
+	ctx, e := realEnv(t, talosfake.ClusterOptions{
+		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
 
 	fx, err := fixture.New("realtalos", fixture.Options{NodeLabels: map[string]string{"ohmytalos.dev/pool": "a"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 
-	tf := talosfake.NewCluster(talosfake.ClusterOptions{RealKubernetes: &bins, RealKubernetesDir: t.TempDir(),
-		Logger: slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelWarn}))})
-	t.Cleanup(tf.Close)
-
-	e := &env{t: t, tf: tf, pfx: fixture.LoopbackPrefix()}
 	cp := e.start(81, withTalosAPIAccess(t, fx.ControlPlane), nil)
 	worker := e.start(82, fx.Worker, nil)
 
@@ -89,12 +73,7 @@ func TestRealKubernetesTalosSide(t *testing.T) {
 		t.Fatalf("list talos.dev ServiceAccounts: %v", err)
 	}
 
-	waitFor(t, ctx, "the worker registered with Talos' label, owned", func() (bool, string) {
-		n, err := cs.CoreV1().Nodes().Get(ctx, "node-82", metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-
+	waitNode(t, ctx, cs, "node-82", "the worker registered with Talos' label, owned", func(n *corev1.Node) (bool, string) {
 		return n.Labels["ohmytalos.dev/pool"] == "a" && strings.Contains(n.Annotations["talos.dev/owned-labels"], "ohmytalos.dev/pool"),
 			n.Annotations["talos.dev/owned-labels"]
 	})
@@ -108,18 +87,9 @@ func TestRealKubernetesTalosSide(t *testing.T) {
 		t.Fatalf("the worker config did not change as the test expects:\n%s", fx.Worker)
 	}
 
-	if _, err := rawDial(t, fx.Talosconfig, worker).ApplyConfiguration(ctx, &machine.ApplyConfigurationRequest{
-		Data: []byte(changed), Mode: machine.ApplyConfigurationRequest_NO_REBOOT,
-	}); err != nil {
-		t.Fatal(err)
-	}
+	applyNoReboot(t, ctx, fx.Talosconfig, worker, []byte(changed))
 
-	waitFor(t, ctx, "the worker relabelled, tainted and at kubelet v1.35.1", func() (bool, string) {
-		n, err := cs.CoreV1().Nodes().Get(ctx, "node-82", metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-
+	waitNode(t, ctx, cs, "node-82", "the worker relabelled, tainted and at kubelet v1.35.1", func(n *corev1.Node) (bool, string) {
 		tainted := slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool {
 			return t.Key == "dedicated" && t.Value == "db" && t.Effect == corev1.TaintEffectNoSchedule
 		})
@@ -130,23 +100,40 @@ func TestRealKubernetesTalosSide(t *testing.T) {
 	})
 
 	// Back without the taint and the new label: Talos removes what it owned.
-	if _, err := rawDial(t, fx.Talosconfig, worker).ApplyConfiguration(ctx, &machine.ApplyConfigurationRequest{
-		Data: fx.Worker, Mode: machine.ApplyConfigurationRequest_NO_REBOOT,
-	}); err != nil {
-		t.Fatal(err)
-	}
+	applyNoReboot(t, ctx, fx.Talosconfig, worker, fx.Worker)
 
-	waitFor(t, ctx, "Talos' label and taint removed again", func() (bool, string) {
-		n, err := cs.CoreV1().Nodes().Get(ctx, "node-82", metav1.GetOptions{})
-		if err != nil {
-			return false, err.Error()
-		}
-
+	waitNode(t, ctx, cs, "node-82", "Talos' label and taint removed again", func(n *corev1.Node) (bool, string) {
 		_, labelled := n.Labels["ohmytalos.dev/new"]
 		tainted := slices.ContainsFunc(n.Spec.Taints, func(t corev1.Taint) bool { return t.Key == "dedicated" })
 
 		return !labelled && !tainted && n.Labels["ohmytalos.dev/pool"] == "a", n.Annotations["talos.dev/owned-taints"]
 	})
+}
+
+// waitNode polls the Node called name until cond holds, failing with what
+// and cond's last detail when ctx ends.
+func waitNode(t *testing.T, ctx context.Context, cs kubernetes.Interface, name, what string, cond func(*corev1.Node) (bool, string)) {
+	t.Helper()
+
+	waitFor(t, ctx, what, func() (bool, string) {
+		n, err := cs.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return false, err.Error()
+		}
+
+		return cond(n)
+	})
+}
+
+// applyNoReboot applies cfg to n live, as talosctl apply-config --mode no-reboot.
+func applyNoReboot(t *testing.T, ctx context.Context, talosconfig []byte, n *talosfake.Node, cfg []byte) {
+	t.Helper()
+
+	if _, err := rawDial(t, talosconfig, n).ApplyConfiguration(ctx, &machine.ApplyConfigurationRequest{
+		Data: cfg, Mode: machine.ApplyConfigurationRequest_NO_REBOOT,
+	}); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // withTalosAPIAccess turns machine.features.kubernetesTalosAPIAccess on.
@@ -175,10 +162,5 @@ func withTalosAPIAccess(t *testing.T, cfg []byte) []byte {
 		t.Fatal(err)
 	}
 
-	b, err := patched.EncodeBytes(encoder.WithComments(encoder.CommentsDisabled))
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	return b
+	return encoded(t, patched)
 }

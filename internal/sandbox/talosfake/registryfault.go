@@ -86,22 +86,23 @@ func (r *registryFaults) set(serverID int64, f RegistryFault) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 
-	if r.byServer == nil {
-		r.byServer = map[int64]RegistryFault{}
-	}
-
-	r.byServer[serverID] = f
+	putServer(&r.byServer, serverID, f)
 }
 
 func (r *registryFaults) setNoIPv4(serverID int64, noIPv4 bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 
-	if r.noIPv4 == nil {
-		r.noIPv4 = map[int64]bool{}
+	putServer(&r.noIPv4, serverID, noIPv4)
+}
+
+// putServer sets (*m)[serverID], making the map on first use.
+func putServer[V any](m *map[int64]V, serverID int64, v V) {
+	if *m == nil {
+		*m = map[int64]V{}
 	}
 
-	r.noIPv4[serverID] = noIPv4
+	(*m)[serverID] = v
 }
 
 // pullError is containerd's error pulling img on the server, "" when the

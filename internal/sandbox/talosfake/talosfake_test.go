@@ -61,6 +61,44 @@ func newEnv(t *testing.T) *env {
 	return &env{t: t, tf: talosfake.NewCluster(talosfake.ClusterOptions{}), pfx: fixture.LoopbackPrefix()}
 }
 
+// parallelEnv marks t parallel and returns what most tests here start from:
+// a context that ends within a minute, the fixture get makes, and a fresh
+// cluster.
+func parallelEnv(t *testing.T, get func() (*fixture.Cluster, error)) (context.Context, *fixture.Cluster, *env) {
+	t.Helper()
+	t.Parallel()
+
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	t.Cleanup(cancel)
+
+	return ctx, must(t, get), newEnv(t)
+}
+
+// bootstrap dials n and bootstraps etcd on it, failing unless this call
+// was the one that bootstrapped.
+func bootstrap(t *testing.T, ctx context.Context, talosconfig []byte, n *talosfake.Node) *talosapi.Client {
+	t.Helper()
+
+	c := dial(t, talosconfig, n)
+	if did, err := c.BootstrapOnce(ctx); !did || err != nil {
+		t.Fatalf("BootstrapOnce on %s = %v, %v", n.Name(), did, err)
+	}
+
+	return c
+}
+
+// ready dials n and waits until its API answers.
+func ready(t *testing.T, ctx context.Context, talosconfig []byte, n *talosfake.Node) *talosapi.Client {
+	t.Helper()
+
+	c := dial(t, talosconfig, n)
+	if err := c.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	return c
+}
+
 func (e *env) start(id int64, cfg []byte, mod func(*talosfake.NodeOptions)) *talosfake.Node {
 	e.t.Helper()
 
@@ -129,14 +167,7 @@ func hasAddr(t *testing.T, ctx context.Context, c *talosapi.Client, link, cidr s
 }
 
 func TestVIPClaimedOnExistingLinkAndFailsOver(t *testing.T) {
-	t.Parallel()
-
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-
-	fx := must(t, vipFixture)
-
-	e := newEnv(t)
+	ctx, fx, e := parallelEnv(t, vipFixture)
 	cps := []*talosfake.Node{e.start(11, fx.ControlPlane, nil), e.start(12, fx.ControlPlane, nil), e.start(13, fx.ControlPlane, nil)}
 	e.start(14, fx.Worker, nil)
 
@@ -144,10 +175,7 @@ func TestVIPClaimedOnExistingLinkAndFailsOver(t *testing.T) {
 		t.Fatalf("VIP claimed before bootstrap by %v", got)
 	}
 
-	c := dial(t, fx.Talosconfig, cps[1])
-	if did, err := c.BootstrapOnce(ctx); !did || err != nil {
-		t.Fatalf("BootstrapOnce = %v, %v", did, err)
-	}
+	bootstrap(t, ctx, fx.Talosconfig, cps[1])
 
 	holders := e.tf.VIPHolders("vip")
 	if len(holders) != 1 {
@@ -177,21 +205,11 @@ func TestVIPClaimedOnExistingLinkAndFailsOver(t *testing.T) {
 }
 
 func TestVIPOnMissingLinkIsNeverClaimed(t *testing.T) {
-	t.Parallel()
-
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-
-	fx := must(t, novipFixture)
-
-	e := newEnv(t)
+	ctx, fx, e := parallelEnv(t, novipFixture)
 	cp := e.start(21, fx.ControlPlane, nil)
 	e.start(22, fx.ControlPlane, nil)
 
-	c := dial(t, fx.Talosconfig, cp)
-	if did, err := c.BootstrapOnce(ctx); !did || err != nil {
-		t.Fatalf("BootstrapOnce = %v, %v", did, err)
-	}
+	c := bootstrap(t, ctx, fx.Talosconfig, cp)
 
 	if got := e.tf.VIPHolders("novip"); len(got) != 0 {
 		t.Fatalf("VIP on a missing link claimed by %v", got)
@@ -235,14 +253,7 @@ func TestVIPOnMissingLinkIsNeverClaimed(t *testing.T) {
 }
 
 func TestTalosErrorsMirrorMachined(t *testing.T) {
-	t.Parallel()
-
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-
-	fx := must(t, plainFixture)
-
-	e := newEnv(t)
+	ctx, fx, e := parallelEnv(t, plainFixture)
 	cp := e.start(31, fx.ControlPlane, nil)
 	wk := e.start(32, fx.Worker, nil)
 
@@ -294,14 +305,9 @@ func TestTalosErrorsMirrorMachined(t *testing.T) {
 }
 
 func TestClustersAreIsolated(t *testing.T) {
-	t.Parallel()
+	ctx, a, e := parallelEnv(t, plainFixture)
+	b := must(t, otherFixture)
 
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-
-	a, b := must(t, plainFixture), must(t, otherFixture)
-
-	e := newEnv(t)
 	na := e.start(41, a.ControlPlane, nil)
 	nb := e.start(42, b.ControlPlane, nil)
 
@@ -309,9 +315,7 @@ func TestClustersAreIsolated(t *testing.T) {
 		cfg []byte
 		n   *talosfake.Node
 	}{{a.Talosconfig, na}, {b.Talosconfig, nb}} {
-		if did, err := dial(t, tc.cfg, tc.n).BootstrapOnce(ctx); !did || err != nil {
-			t.Fatalf("BootstrapOnce on %s = %v, %v", tc.n.Name(), did, err)
-		}
+		bootstrap(t, ctx, tc.cfg, tc.n)
 	}
 
 	if e.tf.Bootstraps("plain") != 1 || e.tf.Bootstraps("other") != 1 {
@@ -331,12 +335,8 @@ func TestClustersAreIsolated(t *testing.T) {
 }
 
 func TestForeignClientCertificateIsRejected(t *testing.T) {
-	t.Parallel()
-
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-
-	own, other := must(t, plainFixture), must(t, otherFixture)
+	ctx, own, e := parallelEnv(t, plainFixture)
+	other := must(t, otherFixture)
 
 	// The server CA is right, the client certificate comes from another bundle.
 	mixed, err := clientconfig.FromBytes(own.Talosconfig)
@@ -357,7 +357,6 @@ func TestForeignClientCertificateIsRejected(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	e := newEnv(t)
 	n := e.start(51, own.ControlPlane, nil)
 
 	err = dial(t, mixedBytes, n).WaitReady(ctx)
@@ -367,14 +366,7 @@ func TestForeignClientCertificateIsRejected(t *testing.T) {
 }
 
 func TestBootDelayRefusesThenServes(t *testing.T) {
-	t.Parallel()
-
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-
-	fx := must(t, plainFixture)
-
-	e := newEnv(t)
+	ctx, fx, e := parallelEnv(t, plainFixture)
 	n := e.start(61, fx.ControlPlane, func(o *talosfake.NodeOptions) { o.BootDelay = 700 * time.Millisecond })
 
 	if conn, err := net.DialTimeout("tcp", n.Endpoint(), time.Second); err == nil {
@@ -396,14 +388,7 @@ func TestBootDelayRefusesThenServes(t *testing.T) {
 }
 
 func TestWorkerWaitsForAControlPlane(t *testing.T) {
-	t.Parallel()
-
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-
-	fx := must(t, plainFixture)
-
-	e := newEnv(t)
+	ctx, fx, e := parallelEnv(t, plainFixture)
 	wk := e.start(71, fx.Worker, nil)
 	c := dial(t, fx.Talosconfig, wk)
 
@@ -442,18 +427,10 @@ func TestStartNodeRejectsBadInput(t *testing.T) {
 }
 
 func TestStagedConfigSurvivesReboot(t *testing.T) {
-	t.Parallel()
-
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-
-	fx := must(t, novipFixture)
-	e := newEnv(t)
+	ctx, fx, e := parallelEnv(t, novipFixture)
 	cp := e.start(101, fx.ControlPlane, nil)
 
-	if _, err := dial(t, fx.Talosconfig, cp).BootstrapOnce(ctx); err != nil {
-		t.Fatal(err)
-	}
+	bootstrap(t, ctx, fx.Talosconfig, cp)
 
 	fixed := strings.Replace(string(fx.ControlPlane), "link: enp7s0", "link: eth1", 1)
 
@@ -483,20 +460,11 @@ func TestStagedConfigSurvivesReboot(t *testing.T) {
 }
 
 func TestHCloudVIPWithoutHetznerAPIIsNeverHeld(t *testing.T) {
-	t.Parallel()
-
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-
-	fx := must(t, hcloudVIPFixture)
-
-	e := newEnv(t)
+	ctx, fx, e := parallelEnv(t, hcloudVIPFixture)
 	cp := e.start(111, fx.ControlPlane, nil)
 	e.start(112, fx.ControlPlane, nil)
 
-	if did, err := dial(t, fx.Talosconfig, cp).BootstrapOnce(ctx); !did || err != nil {
-		t.Fatalf("BootstrapOnce = %v, %v", did, err)
-	}
+	bootstrap(t, ctx, fx.Talosconfig, cp)
 
 	// An HCloud VIP is claimed only through change_alias_ips: with no
 	// Hetzner API reachable every claim fails and nobody holds it.
