@@ -31,16 +31,12 @@ type JSONSummary struct {
 	Skip  int `json:"skip"`
 }
 
-// JSONResult is one check in the JSON document: evidence is always a list;
-// a skipped check gives its reason in explanation.
+// JSONResult is one check in the JSON document: its Result (evidence
+// always a list; a skipped check gives its reason in explanation) and its
+// duration in milliseconds.
 type JSONResult struct {
-	ID          string   `json:"id"`
-	Title       string   `json:"title"`
-	Status      Status   `json:"status"`
-	Evidence    []string `json:"evidence"`
-	Explanation string   `json:"explanation"`
-	Fix         string   `json:"fix"`
-	DurationMS  int64    `json:"duration_ms"`
+	Result
+	DurationMS int64 `json:"duration_ms"`
 }
 
 // JSONOptions is what the document says besides the results.
@@ -58,9 +54,9 @@ func Report(rs []Result, o JSONOptions) JSONReport {
 		ExitCode: ExitCode(rs), Checks: make([]JSONResult, 0, len(rs)),
 	}
 	for _, r := range rs {
-		ev := append([]string{}, r.Evidence...)
-		rep.Checks = append(rep.Checks, JSONResult{ID: r.ID, Title: r.Title, Status: r.Status, Evidence: ev,
-			Explanation: r.Explanation, Fix: r.Fix, DurationMS: r.Duration.Milliseconds()})
+		jr := JSONResult{Result: r, DurationMS: r.Duration.Milliseconds()}
+		jr.Evidence = append([]string{}, r.Evidence...)
+		rep.Checks = append(rep.Checks, jr)
 		rep.Summary.Total++
 		switch r.Status {
 		case StatusPass:
