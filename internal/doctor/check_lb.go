@@ -85,13 +85,10 @@ func checkLBTargets(ctx context.Context, env *Env) Result {
 		}
 	}
 	if len(problems) > 0 {
-		return Result{
-			Status:   StatusFail,
-			Evidence: append(problems, evidence...),
-			Explanation: "a Hetzner load balancer without healthy targets accepts connections and closes them: clients see `curl: (52) Empty reply from server` while every component reports green. " +
+		return failed(problems, evidence,
+			"a Hetzner load balancer without healthy targets accepts connections and closes them: clients see `curl: (52) Empty reply from server` while every component reports green. "+
 				strings.Join(uniq(causes), " "),
-			Fix: strings.Join(uniq(fixes), "; "),
-		}
+			strings.Join(uniq(fixes), "; "))
 	}
 	if warn {
 		return Result{Status: StatusWarn, Evidence: evidence,

@@ -131,6 +131,11 @@ func skip(reason string) Result {
 	return Result{Status: StatusSkip, Explanation: reason}
 }
 
+// failed is a failing result: the problems found, then the evidence.
+func failed(problems, evidence []string, explanation, fix string) Result {
+	return Result{Status: StatusFail, Evidence: append(problems, evidence...), Explanation: explanation, Fix: fix}
+}
+
 func sourceError(what string, err error) Result {
 	return Result{
 		Status:      StatusError,
