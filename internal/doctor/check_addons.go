@@ -21,12 +21,9 @@ var defaultAddonWorkloads = []WorkloadRef{
 // no CNI (Cilium not running), uninitialized (the cloud controller has not
 // run), or kubelet's own words.
 func checkNodesReady(ctx context.Context, env *Env) Result {
-	if env.Kube == nil {
-		return skip(noKube)
-	}
-	nodes, err := env.Kube.Nodes(ctx)
-	if err != nil {
-		return sourceError("the Kubernetes nodes", err)
+	nodes, r, ok := fetch(ctx, env.Kube, noKube, KubeSource.Nodes, "the Kubernetes nodes")
+	if !ok {
+		return r
 	}
 	want := len(env.ControlPlanes) + len(env.Workers)
 	var notReady, evidence []string

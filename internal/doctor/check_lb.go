@@ -25,12 +25,9 @@ const (
 // healthy targets: a load balancer without targets answers with an empty
 // reply and nothing in the chain says why (field notes, pitfall 3).
 func checkLBTargets(ctx context.Context, env *Env) Result {
-	if env.Cloud == nil {
-		return skip(noCloud)
-	}
-	lbs, err := env.Cloud.LoadBalancers(ctx)
-	if err != nil {
-		return sourceError("the Hetzner load balancers", err)
+	lbs, r, ok := fetch(ctx, env.Cloud, noCloud, CloudSource.LoadBalancers, "the Hetzner load balancers")
+	if !ok {
+		return r
 	}
 	if len(lbs) == 0 {
 		return skip("no load balancer found for this cluster")

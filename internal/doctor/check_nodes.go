@@ -168,12 +168,9 @@ func checkEtcd(ctx context.Context, env *Env) Result {
 // checkProviderID verifies that every node's providerID is hcloud://: the
 // hcloud CCM only manages routes and load balancer targets for those.
 func checkProviderID(ctx context.Context, env *Env) Result {
-	if env.Kube == nil {
-		return skip(noKube)
-	}
-	nodes, err := env.Kube.Nodes(ctx)
-	if err != nil {
-		return sourceError("the Kubernetes nodes", err)
+	nodes, r, ok := fetch(ctx, env.Kube, noKube, KubeSource.Nodes, "the Kubernetes nodes")
+	if !ok {
+		return r
 	}
 	if len(nodes) == 0 {
 		return skip("the cluster has no nodes yet")

@@ -1,6 +1,7 @@
 package doctor
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -129,6 +130,21 @@ func pass(evidence ...string) Result { return Result{Status: StatusPass, Evidenc
 
 func skip(reason string) Result {
 	return Result{Status: StatusSkip, Explanation: reason}
+}
+
+// fetch reads one fact from src with get. When it cannot, ok is false
+// and r is the check's result: a skip with why when src is nil or lacks
+// the interface S, sourceError naming what when get fails.
+func fetch[S, T any](ctx context.Context, src any, why string, get func(S, context.Context) (T, error), what string) (v T, r Result, ok bool) {
+	s, ok := src.(S)
+	if !ok {
+		return v, skip(why), false
+	}
+	v, err := get(s, ctx)
+	if err != nil {
+		return v, sourceError(what, err), false
+	}
+	return v, Result{}, true
 }
 
 // failed is a failing result: the problems found, then the evidence.
