@@ -73,3 +73,21 @@ type cache struct {
 	retired  []secrets.Value
 	operator map[string]myip.Addresses // echo URLs -> the operator's address
 }
+
+// cached is what *m holds for key, read under mu.
+func cached[V any](mu *sync.Mutex, m *map[string]V, key string) (V, bool) {
+	mu.Lock()
+	defer mu.Unlock()
+	v, ok := (*m)[key]
+	return v, ok
+}
+
+// remember stores v under key in *m (made when nil), under mu.
+func remember[V any](mu *sync.Mutex, m *map[string]V, key string, v V) {
+	mu.Lock()
+	defer mu.Unlock()
+	if *m == nil {
+		*m = map[string]V{}
+	}
+	(*m)[key] = v
+}

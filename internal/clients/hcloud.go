@@ -32,10 +32,7 @@ func (c *Set) hcloudClient(ctx context.Context, s *spec.Spec, plan bool) (*hclou
 	if plan {
 		cache = &c.cache.plan
 	}
-	c.cache.mu.Lock()
-	hc := (*cache)[key]
-	c.cache.mu.Unlock()
-	if hc != nil {
+	if hc, ok := cached(&c.cache.mu, cache, key); ok {
 		return hc, nil
 	}
 	if err := cloud.CheckEndpoint(c.HCloudEndpoint); err != nil {
@@ -45,14 +42,9 @@ func (c *Set) hcloudClient(ctx context.Context, s *spec.Spec, plan bool) (*hclou
 	if err != nil {
 		return nil, err
 	}
-	hc = cloud.NewClient(strings.TrimSpace(tok.Reveal()), cloud.Options{
+	hc := cloud.NewClient(strings.TrimSpace(tok.Reveal()), cloud.Options{
 		Endpoint: c.HCloudEndpoint, Version: c.Version, PollInterval: c.PollInterval, Meter: c.Meter, StopOnRateLimit: plan,
 	})
-	c.cache.mu.Lock()
-	if *cache == nil {
-		*cache = map[string]*hcloud.Client{}
-	}
-	(*cache)[key] = hc
-	c.cache.mu.Unlock()
+	remember(&c.cache.mu, cache, key, hc)
 	return hc, nil
 }

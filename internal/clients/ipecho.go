@@ -24,21 +24,13 @@ func (c *Set) EchoURLs(sp *spec.Spec) []string {
 // echo services, so plan and apply of one run agree.
 func (c *Set) OperatorAddress(ctx context.Context, urls []string) (myip.Addresses, error) {
 	key := strings.Join(urls, ",")
-	c.cache.mu.Lock()
-	a, ok := c.cache.operator[key]
-	c.cache.mu.Unlock()
-	if ok {
+	if a, ok := cached(&c.cache.mu, &c.cache.operator, key); ok {
 		return a, nil
 	}
 	a, err := myip.Detect(ctx, c.HTTP, urls)
 	if err != nil {
 		return a, err
 	}
-	c.cache.mu.Lock()
-	if c.cache.operator == nil {
-		c.cache.operator = map[string]myip.Addresses{}
-	}
-	c.cache.operator[key] = a
-	c.cache.mu.Unlock()
+	remember(&c.cache.mu, &c.cache.operator, key, a)
 	return a, nil
 }

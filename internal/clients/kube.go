@@ -15,13 +15,20 @@ const kubeconfigSecret = "kubeconfig"
 // Kube returns a client for the cluster from the kubeconfig bootstrap
 // stored: the one way the product's Kubernetes calls are made.
 func (c *Set) Kube(ctx context.Context, env *engine.Env) (*kube.Client, error) {
+	return fromKubeconfig(env, kube.New)
+}
+
+// fromKubeconfig builds a client with build from the kubeconfig bootstrap
+// stored.
+func fromKubeconfig[T any](env *engine.Env, build func(kubeconfig []byte) (T, error)) (T, error) {
+	var zero T
 	kc, err := env.State.Secret(kubeconfigSecret)
 	if err != nil {
-		return nil, fmt.Errorf("no kubeconfig stored yet (%w): run the bootstrap step first", err)
+		return zero, fmt.Errorf("no kubeconfig stored yet (%w): run the bootstrap step first", err)
 	}
-	client, err := kube.New(kc)
+	client, err := build(kc)
 	if err != nil {
-		return nil, fmt.Errorf("stored kubeconfig %s: %w", env.State.SecretPath(kubeconfigSecret), err)
+		return zero, fmt.Errorf("stored kubeconfig %s: %w", env.State.SecretPath(kubeconfigSecret), err)
 	}
 	return client, nil
 }

@@ -40,10 +40,7 @@ func (c *Set) Secret(ctx context.Context, field string, ref spec.SecretRef) (sec
 
 func (c *Set) secret(ctx context.Context, field string, ref spec.SecretRef) (secrets.Value, error) {
 	key := ToRef(ref).String()
-	c.cache.mu.Lock()
-	v, ok := c.cache.values[key]
-	c.cache.mu.Unlock()
-	if ok {
+	if v, ok := cached(&c.cache.mu, &c.cache.values, key); ok {
 		return v, nil
 	}
 	if c.Resolver == nil {
@@ -56,12 +53,7 @@ func (c *Set) secret(ctx context.Context, field string, ref spec.SecretRef) (sec
 	if strings.TrimSpace(v.Reveal()) == "" {
 		return secrets.Value{}, fmt.Errorf("%s (%s) is empty: store the secret there, or point the reference elsewhere", field, ToRef(ref))
 	}
-	c.cache.mu.Lock()
-	if c.cache.values == nil {
-		c.cache.values = map[string]secrets.Value{}
-	}
-	c.cache.values[key] = v
-	c.cache.mu.Unlock()
+	remember(&c.cache.mu, &c.cache.values, key, v)
 	return v, nil
 }
 

@@ -78,18 +78,9 @@ func (w Waiter) WaitFor(ctx context.Context, actions ...*hcloud.Action) error {
 // or from polling ends the wait with it.
 func (w Waiter) WaitForFunc(ctx context.Context, handle func(*hcloud.Action) error, actions ...*hcloud.Action) error {
 	start := time.Now()
-	running := map[int64]*hcloud.Action{}
-	for _, a := range actions {
-		if a == nil {
-			continue
-		}
-		if a.Status == hcloud.ActionStatusRunning {
-			running[a.ID] = a
-			continue
-		}
-		if err := handle(a); err != nil {
-			return err
-		}
+	running, err := HandleFinished(actions, handle)
+	if err != nil {
+		return err
 	}
 	backoff := Backoff(w.poll)
 	delay := backoff(0)
@@ -123,6 +114,26 @@ func (w Waiter) WaitForFunc(ctx context.Context, handle func(*hcloud.Action) err
 		}
 	}
 	return nil
+}
+
+// HandleFinished calls handle with each of actions that no longer runs
+// and returns the IDs of the running ones, as a wait for them starts (nil
+// actions are passed over); an error from handle ends it.
+func HandleFinished(actions []*hcloud.Action, handle func(*hcloud.Action) error) (map[int64]bool, error) {
+	running := map[int64]bool{}
+	for _, a := range actions {
+		if a == nil {
+			continue
+		}
+		if a.Status == hcloud.ActionStatusRunning {
+			running[a.ID] = true
+			continue
+		}
+		if err := handle(a); err != nil {
+			return nil, err
+		}
+	}
+	return running, nil
 }
 
 // fetch reads the actions ids, failing on any the API does not know (it

@@ -21,12 +21,9 @@ var defaultAddonWorkloads = []WorkloadRef{
 // no CNI (Cilium not running), uninitialized (the cloud controller has not
 // run), or kubelet's own words.
 func checkNodesReady(ctx context.Context, env *Env) Result {
-	if env.Kube == nil {
-		return skip(noKube)
-	}
-	nodes, err := env.Kube.Nodes(ctx)
-	if err != nil {
-		return sourceError("the Kubernetes nodes", err)
+	nodes, r, ok := fetch(ctx, env.Kube, noKube, KubeSource.Nodes, "the Kubernetes nodes")
+	if !ok {
+		return r
 	}
 	want := len(env.ControlPlanes) + len(env.Workers)
 	var notReady, evidence []string
@@ -66,7 +63,7 @@ func checkNodesReady(ctx context.Context, env *Env) Result {
 		why = append(why, "NotReady nodes get no new pods, and their pods are evicted after a while")
 		fixes = append(fixes, "look at the node's conditions (kubectl describe node NAME) and its kubelet (talosctl -n NODE logs kubelet)")
 	}
-	return Result{Status: StatusFail, Evidence: append(problems, evidence...), Explanation: strings.Join(why, "; "), Fix: strings.Join(fixes, "; ")}
+	return failed(problems, evidence, strings.Join(why, "; "), strings.Join(fixes, "; "))
 }
 
 // checkAddons verifies that the add-ons' workloads exist and are ready.
@@ -105,7 +102,7 @@ func checkAddons(ctx context.Context, env *Env) Result {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	return Result{Status: StatusFail, Evidence: append(problems, evidence...),
-		Explanation: "without Cilium nodes stay NotReady; without the cloud controller nodes keep the uninitialized taint, get no provider ID and load balancers get no targets; without the CSI driver every PersistentVolumeClaim stays Pending. Not ready: " + strings.Join(names, ", "),
-		Fix:         "run ohmytalos apply --only addons to install or update them, then look at the pods that are not ready (kubectl -n kube-system get pods; kubectl describe pod NAME)"}
+	return failed(problems, evidence,
+		"without Cilium nodes stay NotReady; without the cloud controller nodes keep the uninitialized taint, get no provider ID and load balancers get no targets; without the CSI driver every PersistentVolumeClaim stays Pending. Not ready: "+strings.Join(names, ", "),
+		"run ohmytalos apply --only addons to install or update them, then look at the pods that are not ready (kubectl -n kube-system get pods; kubectl describe pod NAME)")
 }

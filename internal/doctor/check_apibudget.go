@@ -51,13 +51,9 @@ func checkAPIBudget(ctx context.Context, env *Env) Result {
 	if env.Cloud == nil {
 		return skip(noCloud)
 	}
-	src, ok := env.Cloud.(BudgetSource)
+	b, r, ok := fetch(ctx, env.Cloud, "this Hetzner source cannot read the rate limit", BudgetSource.APIBudget, "the Hetzner API's rate limit")
 	if !ok {
-		return skip("this Hetzner source cannot read the rate limit")
-	}
-	b, err := src.APIBudget(ctx)
-	if err != nil {
-		return sourceError("the Hetzner API's rate limit", err)
+		return r
 	}
 	if b.Limit <= 0 {
 		return skip("the Hetzner API sent no RateLimit-Limit header")

@@ -81,14 +81,11 @@ func checkCiliumTalos(ctx context.Context, env *Env) Result {
 	}
 	evidence = append(evidence, notes...)
 	if len(problems) > 0 {
-		return Result{
-			Status:   StatusFail,
-			Evidence: append(problems, evidence...),
-			Explanation: "Talos needs Cilium configured for it: the agent's capabilities without SYS_MODULE (else the init containers fail with " +
-				"`unable to apply caps: operation not permitted`), Talos' own cgroup2 mount instead of Cilium's (cgroup.autoMount.enabled: false, cgroup.hostRoot: /sys/fs/cgroup), " +
+		return failed(problems, evidence,
+			"Talos needs Cilium configured for it: the agent's capabilities without SYS_MODULE (else the init containers fail with "+
+				"`unable to apply caps: operation not permitted`), Talos' own cgroup2 mount instead of Cilium's (cgroup.autoMount.enabled: false, cgroup.hostRoot: /sys/fs/cgroup), "+
 				"and the API server reached through KubePrism (localhost:7445): with kube-proxy disabled nothing else works before Cilium is up, and the VIP is only claimed once etcd is healthy.",
-			Fix: strings.Join(uniq(fixes), "; "),
-		}
+			strings.Join(uniq(fixes), "; "))
 	}
 	if warn {
 		return Result{Status: StatusWarn, Evidence: evidence,

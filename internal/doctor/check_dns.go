@@ -52,15 +52,12 @@ func checkDNSIPv6(ctx context.Context, env *Env) Result {
 		}
 	}
 	if len(problems) > 0 {
-		return Result{
-			Status:   StatusFail,
-			Evidence: append(problems, evidence...),
-			Explanation: "an AAAA record points at an address where nothing listens on IPv6. Let's Encrypt tries IPv6 first when a name has an AAAA record, " +
-				"so HTTP-01 challenges time out and certificates are never issued, while IPv4 clients see nothing wrong. " +
+		return failed(problems, evidence,
+			"an AAAA record points at an address where nothing listens on IPv6. Let's Encrypt tries IPv6 first when a name has an AAAA record, "+
+				"so HTTP-01 challenges time out and certificates are never issued, while IPv4 clients see nothing wrong. "+
 				"external-dns publishes the load balancer's IPv6 by default.",
-			Fix: "either remove the AAAA records (external-dns: stop publishing the IPv6 target, e.g. the Service annotation load-balancer.hetzner.cloud/ipv6-disabled: \"true\"), " +
-				"or make the load balancer and ingress listen on IPv6 for ports 80 and 443",
-		}
+			"either remove the AAAA records (external-dns: stop publishing the IPv6 target, e.g. the Service annotation load-balancer.hetzner.cloud/ipv6-disabled: \"true\"), "+
+				"or make the load balancer and ingress listen on IPv6 for ports 80 and 443")
 	}
 	return pass(evidence...)
 }

@@ -87,13 +87,9 @@ func checkImagePulls(ctx context.Context, env *Env) Result {
 	if env.Kube == nil {
 		return skip(noKube)
 	}
-	src, ok := env.Kube.(PodSource)
+	fails, r, ok := fetch(ctx, env.Kube, "this Kubernetes source cannot list pods", PodSource.PullFailures, "the pods' container statuses")
 	if !ok {
-		return skip("this Kubernetes source cannot list pods")
-	}
-	fails, err := src.PullFailures(ctx)
-	if err != nil {
-		return sourceError("the pods' container statuses", err)
+		return r
 	}
 	if len(fails) == 0 {
 		return pass("no container waits on an image pull (ErrImagePull, ImagePullBackOff)")

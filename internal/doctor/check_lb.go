@@ -25,12 +25,9 @@ const (
 // healthy targets: a load balancer without targets answers with an empty
 // reply and nothing in the chain says why (field notes, pitfall 3).
 func checkLBTargets(ctx context.Context, env *Env) Result {
-	if env.Cloud == nil {
-		return skip(noCloud)
-	}
-	lbs, err := env.Cloud.LoadBalancers(ctx)
-	if err != nil {
-		return sourceError("the Hetzner load balancers", err)
+	lbs, r, ok := fetch(ctx, env.Cloud, noCloud, CloudSource.LoadBalancers, "the Hetzner load balancers")
+	if !ok {
+		return r
 	}
 	if len(lbs) == 0 {
 		return skip("no load balancer found for this cluster")
@@ -85,13 +82,10 @@ func checkLBTargets(ctx context.Context, env *Env) Result {
 		}
 	}
 	if len(problems) > 0 {
-		return Result{
-			Status:   StatusFail,
-			Evidence: append(problems, evidence...),
-			Explanation: "a Hetzner load balancer without healthy targets accepts connections and closes them: clients see `curl: (52) Empty reply from server` while every component reports green. " +
+		return failed(problems, evidence,
+			"a Hetzner load balancer without healthy targets accepts connections and closes them: clients see `curl: (52) Empty reply from server` while every component reports green. "+
 				strings.Join(uniq(causes), " "),
-			Fix: strings.Join(uniq(fixes), "; "),
-		}
+			strings.Join(uniq(fixes), "; "))
 	}
 	if warn {
 		return Result{Status: StatusWarn, Evidence: evidence,

@@ -83,9 +83,9 @@ func checkLBPending(ctx context.Context, env *Env) Result {
 	if len(problems) == 0 {
 		return pass(evidence...)
 	}
-	return Result{Status: StatusFail, Evidence: append(problems, evidence...),
-		Explanation: "the hcloud cloud controller creates a Service's load balancer only when it knows where (a location or a network zone) and, with private IPs, in which network; until then the Service stays <pending> and only its events say why",
-		Fix:         strings.Join(uniq(fixes), "; ")}
+	return failed(problems, evidence,
+		"the hcloud cloud controller creates a Service's load balancer only when it knows where (a location or a network zone) and, with private IPs, in which network; until then the Service stays <pending> and only its events say why",
+		strings.Join(uniq(fixes), "; "))
 }
 
 // lbPendingCause mirrors the controller's checks in the order it makes

@@ -35,12 +35,9 @@ var metadataProbes = []metadataProbe{
 // checkMetadataPolicy verifies that a Cilium clusterwide policy denies pod
 // egress to the metadata service for every pod but the allow-listed ones.
 func checkMetadataPolicy(ctx context.Context, env *Env) Result {
-	if env.Kube == nil {
-		return skip(noKube)
-	}
-	cfg, err := env.Kube.CiliumConfig(ctx)
-	if err != nil {
-		return sourceError("Cilium's configuration from the cluster", err)
+	cfg, r, ok := fetch(ctx, env.Kube, noKube, KubeSource.CiliumConfig, "Cilium's configuration from the cluster")
+	if !ok {
+		return r
 	}
 	if cfg == nil {
 		return skip("Cilium is not the CNI (no kube-system/cilium DaemonSet): deny pod egress to " + addons.MetadataCIDR + " with your CNI's own policy")

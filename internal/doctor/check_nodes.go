@@ -82,11 +82,11 @@ func checkMTU(ctx context.Context, env *Env) Result {
 		}
 	}
 	if len(problems) > 0 {
-		return Result{Status: StatusFail, Evidence: append(problems, evidence...),
-			Explanation: fmt.Sprintf("Hetzner private networks carry at most %d bytes per packet; bigger packets are dropped without an ICMP error, "+
+		return failed(problems, evidence,
+			fmt.Sprintf("Hetzner private networks carry at most %d bytes per packet; bigger packets are dropped without an ICMP error, "+
 				"so small requests work and large transfers hang (TLS handshakes, image pulls, docker-in-docker CI runners that default to 1500).", HetznerPrivateMTU),
-			Fix: fmt.Sprintf("keep every MTU at or below %d: leave the private link at its DHCP value, set Cilium's MTU (and the pod MTU) to %d or less "+
-				"(minus 50 with VXLAN tunnelling), and start docker-in-docker with --mtu=%d or lower", limit, limit, limit-50)}
+			fmt.Sprintf("keep every MTU at or below %d: leave the private link at its DHCP value, set Cilium's MTU (and the pod MTU) to %d or less "+
+				"(minus 50 with VXLAN tunnelling), and start docker-in-docker with --mtu=%d or lower", limit, limit, limit-50))
 	}
 	if len(warnings) > 0 {
 		return Result{Status: StatusWarn, Evidence: append(warnings, evidence...),
@@ -157,10 +157,10 @@ func checkEtcd(ctx context.Context, env *Env) Result {
 	}
 	evidence = append(evidence, fmt.Sprintf("members as seen from %s", from))
 	if len(problems) > 0 {
-		return Result{Status: StatusFail, Evidence: append(problems, evidence...),
-			Explanation: fmt.Sprintf("etcd's membership does not match the %d control planes: a missing member weakens quorum, a stale one counts against it "+
+		return failed(problems, evidence,
+			fmt.Sprintf("etcd's membership does not match the %d control planes: a missing member weakens quorum, a stale one counts against it "+
 				"(with 3 members, one stale and one down means no quorum and no API)", len(env.ControlPlanes)),
-			Fix: "remove stale members with `talosctl -n CP etcd remove-member ID`; for a missing control plane check `talosctl -n NODE service etcd` and its logs; a learner is promoted once it has caught up"}
+			"remove stale members with `talosctl -n CP etcd remove-member ID`; for a missing control plane check `talosctl -n NODE service etcd` and its logs; a learner is promoted once it has caught up")
 	}
 	return backupResult(ctx, env, evidence)
 }
@@ -168,12 +168,9 @@ func checkEtcd(ctx context.Context, env *Env) Result {
 // checkProviderID verifies that every node's providerID is hcloud://: the
 // hcloud CCM only manages routes and load balancer targets for those.
 func checkProviderID(ctx context.Context, env *Env) Result {
-	if env.Kube == nil {
-		return skip(noKube)
-	}
-	nodes, err := env.Kube.Nodes(ctx)
-	if err != nil {
-		return sourceError("the Kubernetes nodes", err)
+	nodes, r, ok := fetch(ctx, env.Kube, noKube, KubeSource.Nodes, "the Kubernetes nodes")
+	if !ok {
+		return r
 	}
 	if len(nodes) == 0 {
 		return skip("the cluster has no nodes yet")

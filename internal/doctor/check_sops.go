@@ -210,15 +210,12 @@ func checkSopsRules(_ context.Context, env *Env) Result {
 		evidence = append(evidence, fmt.Sprintf("%s: recipients match rule path_regex %q", f.rel, rule.pathRegex))
 	}
 	if len(problems) > 0 {
-		return Result{
-			Status:   StatusFail,
-			Evidence: append(problems, evidence...),
-			Explanation: "sops picks the creation rule by matching path_regex against the INPUT path it is given, not the file the output is redirected to: " +
-				"`sops -e workdir/kubeconfig > state/kubeconfig.enc.yaml` never matches a rule written for state/, so the file is encrypted for other keys " +
+		return failed(problems, evidence,
+			"sops picks the creation rule by matching path_regex against the INPUT path it is given, not the file the output is redirected to: "+
+				"`sops -e workdir/kubeconfig > state/kubeconfig.enc.yaml` never matches a rule written for state/, so the file is encrypted for other keys "+
 				"(or sops' fallback) and whoever holds the rule's key cannot decrypt it.",
-			Fix: "for each file: decrypt it with a key that can (sops -d), copy the plaintext to its final path, then encrypt in place with `sops -e -i PATH` " +
-				"(or `sops updatekeys PATH` when you can already decrypt it); write rules that match the final paths",
-		}
+			"for each file: decrypt it with a key that can (sops -d), copy the plaintext to its final path, then encrypt in place with `sops -e -i PATH` "+
+				"(or `sops updatekeys PATH` when you can already decrypt it); write rules that match the final paths")
 	}
 	if len(files) == 0 {
 		return pass("no SOPS-encrypted file in the repository")

@@ -74,9 +74,9 @@ func checkTalosEndpoints(ctx context.Context, env *Env) Result {
 	if len(problems) == 0 {
 		return pass(evidence...)
 	}
-	return Result{Status: StatusFail, Evidence: append(problems, evidence...),
-		Explanation: fmt.Sprintf("talosctl and ohmytalos reach the nodes through the endpoints of context %q; ", name) + strings.Join(uniq(why), "; "),
-		Fix:         strings.Join(uniq(fixes), "; ")}
+	return failed(problems, evidence,
+		fmt.Sprintf("talosctl and ohmytalos reach the nodes through the endpoints of context %q; ", name)+strings.Join(uniq(why), "; "),
+		strings.Join(uniq(fixes), "; "))
 }
 
 // talosEndpointAddr splits an endpoint ("ip", "ip:port", "[v6]:port")

@@ -87,14 +87,11 @@ func checkVIPLink(ctx context.Context, env *Env) Result {
 		}
 	}
 	if len(problems) > 0 {
-		return Result{
-			Status:   StatusFail,
-			Evidence: append(problems, evidence...),
-			Explanation: "Talos silently ignores a VIP configured on a link that does not exist, so no control plane ever claims it. " +
-				"On Hetzner, Talos boots with net.ifnames=0: the public NIC is eth0 and the private one eth1 (eth0 when there is no public IP); " +
+		return failed(problems, evidence,
+			"Talos silently ignores a VIP configured on a link that does not exist, so no control plane ever claims it. "+
+				"On Hetzner, Talos boots with net.ifnames=0: the public NIC is eth0 and the private one eth1 (eth0 when there is no public IP); "+
 				"enp1s0/enp7s0 are the Debian names of the same NICs. The symptom is Cilium agents logging `dial tcp VIP:6443: i/o timeout`.",
-			Fix: strings.Join(uniq(fixes), "; ") + "; and point Cilium's k8sServiceHost at KubePrism (localhost:7445) so nothing in the cluster depends on the VIP",
-		}
+			strings.Join(uniq(fixes), "; ")+"; and point Cilium's k8sServiceHost at KubePrism (localhost:7445) so nothing in the cluster depends on the VIP")
 	}
 	if warn {
 		return Result{Status: StatusWarn, Evidence: evidence,

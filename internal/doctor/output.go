@@ -1,6 +1,7 @@
 package doctor
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -31,16 +32,12 @@ type JSONSummary struct {
 	Skip  int `json:"skip"`
 }
 
-// JSONResult is one check in the JSON document: evidence is always a list;
-// a skipped check gives its reason in explanation.
+// JSONResult is one check in the JSON document: its Result (evidence
+// always a list; a skipped check gives its reason in explanation) and its
+// duration in milliseconds.
 type JSONResult struct {
-	ID          string   `json:"id"`
-	Title       string   `json:"title"`
-	Status      Status   `json:"status"`
-	Evidence    []string `json:"evidence"`
-	Explanation string   `json:"explanation"`
-	Fix         string   `json:"fix"`
-	DurationMS  int64    `json:"duration_ms"`
+	Result
+	DurationMS int64 `json:"duration_ms"`
 }
 
 // JSONOptions is what the document says besides the results.
@@ -58,9 +55,9 @@ func Report(rs []Result, o JSONOptions) JSONReport {
 		ExitCode: ExitCode(rs), Checks: make([]JSONResult, 0, len(rs)),
 	}
 	for _, r := range rs {
-		ev := append([]string{}, r.Evidence...)
-		rep.Checks = append(rep.Checks, JSONResult{ID: r.ID, Title: r.Title, Status: r.Status, Evidence: ev,
-			Explanation: r.Explanation, Fix: r.Fix, DurationMS: r.Duration.Milliseconds()})
+		jr := JSONResult{Result: r, DurationMS: r.Duration.Milliseconds()}
+		jr.Evidence = append([]string{}, r.Evidence...)
+		rep.Checks = append(rep.Checks, jr)
 		rep.Summary.Total++
 		switch r.Status {
 		case StatusPass:
@@ -133,6 +130,26 @@ func pass(evidence ...string) Result { return Result{Status: StatusPass, Evidenc
 
 func skip(reason string) Result {
 	return Result{Status: StatusSkip, Explanation: reason}
+}
+
+// fetch reads one fact from src with get. When it cannot, ok is false
+// and r is the check's result: a skip with why when src is nil or lacks
+// the interface S, sourceError naming what when get fails.
+func fetch[S, T any](ctx context.Context, src any, why string, get func(S, context.Context) (T, error), what string) (v T, r Result, ok bool) {
+	s, ok := src.(S)
+	if !ok {
+		return v, skip(why), false
+	}
+	v, err := get(s, ctx)
+	if err != nil {
+		return v, sourceError(what, err), false
+	}
+	return v, Result{}, true
+}
+
+// failed is a failing result: the problems found, then the evidence.
+func failed(problems, evidence []string, explanation, fix string) Result {
+	return Result{Status: StatusFail, Evidence: append(problems, evidence...), Explanation: explanation, Fix: fix}
 }
 
 func sourceError(what string, err error) Result {

@@ -7,6 +7,18 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/factory"
 )
 
+// wantID fails the test unless s's ID is want.
+func wantID(t *testing.T, s factory.Schematic, want string) {
+	t.Helper()
+	got, err := s.ID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != want {
+		t.Fatalf("ID() = %s, want %s", got, want)
+	}
+}
+
 // Vectors published by the Image Factory's own tests
 // (siderolabs/image-factory pkg/schematic/schematic_test.go, TestID).
 func TestIDVectors(t *testing.T) {
@@ -32,13 +44,7 @@ func TestIDVectors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			got, err := tc.s.ID()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != tc.want {
-				t.Fatalf("ID() = %s, want %s", got, tc.want)
-			}
+			wantID(t, tc.s, tc.want)
 		})
 	}
 }
@@ -75,13 +81,7 @@ func TestParseIDVectors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			got, err := s.ID()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != tc.want {
-				t.Fatalf("ID() = %s, want %s", got, tc.want)
-			}
+			wantID(t, s, tc.want)
 		})
 	}
 }

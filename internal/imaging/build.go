@@ -140,27 +140,22 @@ func (b *Builder) build(ctx context.Context, r Request) (id int64, err error) {
 
 	// 3. Rescue system with the key, then boot.
 	b.emit(Event{Key: k, Stage: StageRescue, Message: "enabling the rescue system"})
-	var rescue hcloud.ServerEnableRescueResult
-	err = b.whileLocked(ctx, func() (err error) {
-		rescue, _, err = b.c.Server.EnableRescue(ctx, server, hcloud.ServerEnableRescueOpts{
+	err = b.act(ctx, k, StageRescue, "enable rescue on temporary server "+name, func() (*hcloud.Action, error) {
+		rescue, _, err := b.c.Server.EnableRescue(ctx, server, hcloud.ServerEnableRescueOpts{
 			Type: hcloud.ServerRescueTypeLinux64, SSHKeys: []*hcloud.SSHKey{key},
 		})
-		return err
+		return rescue.Action, err
 	})
 	if err != nil {
-		return 0, fmt.Errorf("enable rescue on temporary server %s: %w", name, err)
-	}
-	if err := b.wait(ctx, k, StageRescue, rescue.Action); err != nil {
-		return 0, fmt.Errorf("enable rescue on temporary server %s: %w", name, err)
+		return 0, err
 	}
 	b.emit(Event{Key: k, Stage: StageBoot, Message: "booting into the rescue system"})
-	var on *hcloud.Action
-	err = b.whileLocked(ctx, func() (err error) { on, _, err = b.c.Server.Poweron(ctx, server); return err })
+	err = b.act(ctx, k, StageBoot, "power on temporary server "+name, func() (*hcloud.Action, error) {
+		on, _, err := b.c.Server.Poweron(ctx, server)
+		return on, err
+	})
 	if err != nil {
-		return 0, fmt.Errorf("power on temporary server %s: %w", name, err)
-	}
-	if err := b.wait(ctx, k, StageBoot, on); err != nil {
-		return 0, fmt.Errorf("power on temporary server %s: %w", name, err)
+		return 0, err
 	}
 
 	// 4. SSH in and write the image.
@@ -184,13 +179,12 @@ func (b *Builder) build(ctx context.Context, r Request) (id int64, err error) {
 	// 5. Power off, snapshot, publish.
 	b.emit(Event{Key: k, Stage: StageShutdown, Message: "powering off"})
 	_ = client.Close()
-	var off *hcloud.Action
-	err = b.whileLocked(ctx, func() (err error) { off, _, err = b.c.Server.Poweroff(ctx, server); return err })
+	err = b.act(ctx, k, StageShutdown, "power off temporary server "+name, func() (*hcloud.Action, error) {
+		off, _, err := b.c.Server.Poweroff(ctx, server)
+		return off, err
+	})
 	if err != nil {
-		return 0, fmt.Errorf("power off temporary server %s: %w", name, err)
-	}
-	if err := b.wait(ctx, k, StageShutdown, off); err != nil {
-		return 0, fmt.Errorf("power off temporary server %s: %w", name, err)
+		return 0, err
 	}
 	return b.snapshot(ctx, k, server, ls, &undo)
 }

@@ -2,6 +2,7 @@ package imaging
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
@@ -28,4 +29,21 @@ func (b *Builder) whileLocked(ctx context.Context, fn func() error) error {
 		case <-time.After(pause):
 		}
 	}
+}
+
+// act makes call while Hetzner answers locked, then waits for the action
+// it started, reported as stage; what names the call in the error.
+func (b *Builder) act(ctx context.Context, k Key, stage, what string, call func() (*hcloud.Action, error)) error {
+	var a *hcloud.Action
+	err := b.whileLocked(ctx, func() (err error) {
+		a, err = call()
+		return err
+	})
+	if err == nil {
+		err = b.wait(ctx, k, stage, a)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return nil
 }

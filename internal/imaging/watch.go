@@ -63,21 +63,9 @@ func newActionWatcher(c *hcloud.Client, backoff hcloud.BackoffFunc) *actionWatch
 // ActionClient.WaitForFunc: an error from handle or from polling ends the
 // wait with that error, a cancelled ctx with ctx.Err().
 func (w *actionWatcher) wait(ctx context.Context, handle func(*hcloud.Action) error, actions ...*hcloud.Action) error {
-	running := map[int64]bool{}
-	for _, a := range actions {
-		if a == nil {
-			continue
-		}
-		if a.Status == hcloud.ActionStatusRunning {
-			running[a.ID] = true
-			continue
-		}
-		if err := handle(a); err != nil {
-			return err
-		}
-	}
-	if len(running) == 0 {
-		return nil
+	running, err := cloud.HandleFinished(actions, handle)
+	if err != nil || len(running) == 0 {
+		return err
 	}
 	aw := &actionWait{signal: make(chan struct{}, 1)}
 	w.add(aw, slices.Collect(maps.Keys(running)))

@@ -14,10 +14,7 @@ import (
 // TestOfflinePricesWarnWhenOld: the offline snapshot's date is in the
 // estimate (text and JSON); past 90 days it carries a warning.
 func TestOfflinePricesWarnWhenOld(t *testing.T) {
-	c, err := Offline()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := offline(t)
 	asOf, err := time.Parse(time.DateOnly, c.AsOf)
 	if err != nil {
 		t.Fatal(err)
@@ -61,10 +58,7 @@ func TestOfflinePricesWarnWhenOld(t *testing.T) {
 // from 2026-04-01, the one the sandbox serves: cpx22 7.99 net in nbg1 (the
 // 2025-10-21 list said 5.99).
 func TestOfflineSnapshotIsThe2026List(t *testing.T) {
-	c, err := Offline()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := offline(t)
 	if c.AsOf != "2026-04-01" {
 		t.Errorf("as of %s", c.AsOf)
 	}
@@ -92,10 +86,7 @@ func TestSandboxServesTheOfflineList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	off, err := Offline()
-	if err != nil {
-		t.Fatal(err)
-	}
+	off := offline(t)
 	compared := 0
 	for name, ost := range off.ServerTypes {
 		for loc, op := range ost.Prices {

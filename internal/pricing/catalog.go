@@ -7,7 +7,8 @@ package pricing
 
 import (
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud/schema"
@@ -118,12 +119,7 @@ func (c *Catalog) Locations() []string {
 			seen[loc] = true
 		}
 	}
-	out := make([]string, 0, len(seen))
-	for loc := range seen {
-		out = append(out, loc)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(seen))
 }
 
 // bytesPerTB converts the API's included_traffic (bytes) to Hetzner's TB,

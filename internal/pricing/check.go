@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/agnivade/levenshtein"
 )
 
 // ServerTypeError says why a server type cannot be used for a pool and what
@@ -108,7 +110,7 @@ func (c *Catalog) unknownType(name, location string) error {
 		}
 	}
 	sort.Slice(names, func(i, j int) bool {
-		di, dj := editDistance(name, names[i]), editDistance(name, names[j])
+		di, dj := levenshtein.ComputeDistance(name, names[i]), levenshtein.ComputeDistance(name, names[j])
 		if di != dj {
 			return di < dj
 		}
@@ -210,25 +212,4 @@ func talosArch(arch string) string {
 		return "arm64"
 	}
 	return arch
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

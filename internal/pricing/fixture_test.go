@@ -64,3 +64,13 @@ func seedUsage() Usage {
 		Snapshots:     []SnapshotUsage{{Name: "talos-amd64", SizeGB: 0.5}},
 	}
 }
+
+// offline is the offline catalog; the test stops when it does not load.
+func offline(t testing.TB) *Catalog {
+	t.Helper()
+	c, err := Offline()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}

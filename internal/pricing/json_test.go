@@ -36,10 +36,7 @@ var goName = regexp.MustCompile(`"[A-Z][A-Za-z]*":`)
 // TestEstimateJSONShape checks the documented shape: snake_case keys,
 // amounts as decimal strings, currency, VAT rate and the price source.
 func TestEstimateJSONShape(t *testing.T) {
-	cat, err := Offline()
-	if err != nil {
-		t.Fatal(err)
-	}
+	cat := offline(t)
 	est, err := cat.Estimate(Usage{
 		Pools:         []PoolUsage{{Name: "controlplane", ServerType: "cpx22", Location: "nbg1", Count: 3, PublicIPv4: true}},
 		LoadBalancers: []LBUsage{{Name: "ingress load balancer", Type: "lb11", Location: "nbg1"}},

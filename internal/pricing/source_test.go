@@ -15,10 +15,7 @@ import (
 )
 
 func TestOfflineCatalog(t *testing.T) {
-	c, err := Offline()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := offline(t)
 	if c.Live || c.AsOf == "" || len(c.Sources) == 0 || c.Currency != "EUR" || c.VATRate != "19.00" {
 		t.Fatalf("offline catalog metadata: live=%v asOf=%q sources=%d currency=%q vat=%q", c.Live, c.AsOf, len(c.Sources), c.Currency, c.VATRate)
 	}
@@ -62,10 +59,7 @@ func TestOfflineCatalog(t *testing.T) {
 // 2025's; on the list in force from 2026-04-01 the seed costs 61.94 net
 // (3 x cpx22 7.99, 2 x cpx32 13.99, lb11 7.49, 5 primary IPv4 0.50).
 func TestOfflineSeedClusterCost(t *testing.T) {
-	c, err := Offline()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := offline(t)
 	u := Usage{
 		Pools: []PoolUsage{
 			{Name: "controlplane", ServerType: "cpx22", Location: "nbg1", Count: 3, PublicIPv4: true, PublicIPv6: true},
@@ -142,10 +136,7 @@ func TestFromAPI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	off, err := Offline()
-	if err != nil {
-		t.Fatal(err)
-	}
+	off := offline(t)
 	if !live.Live || live.Label() != "live prices from the Hetzner API" || live.AsOf != time.Now().UTC().Format(time.DateOnly) {
 		t.Errorf("live catalog metadata: live=%v label=%q asOf=%q", live.Live, live.Label(), live.AsOf)
 	}

@@ -16,14 +16,22 @@ func mode(t *testing.T, p string) os.FileMode {
 	return fi.Mode().Perm()
 }
 
-func TestWriteNarrowsAWiderMode(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := os.WriteFile(p, []byte("old"), 0o644); err != nil {
+// wideFile is a new file name holding content with mode 0644 (whatever
+// the umask), wider than the 0600 the package narrows it to.
+func wideFile(t *testing.T, name, content string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(p, 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return p
+}
+
+func TestWriteNarrowsAWiderMode(t *testing.T) {
+	p := wideFile(t, "kubeconfig", "old")
 	got, err := Write(p, []byte("new"))
 	if err != nil {
 		t.Fatal(err)
@@ -113,13 +121,7 @@ func TestDescribe(t *testing.T) {
 }
 
 func TestOpenAppendNarrowsAWiderMode(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "ohmytalos.log")
-	if err := os.WriteFile(p, []byte("old\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(p, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	p := wideFile(t, "ohmytalos.log", "old\n")
 	f, err := OpenAppend(p)
 	if err != nil {
 		t.Fatal(err)

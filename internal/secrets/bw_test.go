@@ -92,27 +92,8 @@ func TestBWCLI(t *testing.T) {
 			}
 			r := secrets.NewResolver(secrets.Options{Env: envMap(env)})
 			v, err := r.Lookup(ctx, tc.ref)
-			if tc.wantErr != nil {
-				if err == nil {
-					t.Fatalf("Lookup succeeded, want an error")
-				}
-				for _, w := range tc.wantErr {
-					if !strings.Contains(err.Error(), w) {
-						t.Errorf("error %q does not mention %q", err, w)
-					}
-				}
-				for _, s := range []string{"hunter2-s3cret", "field-s3cret", "note-s3cret", "shared-one", "shared-two"} {
-					if strings.Contains(err.Error(), s) {
-						t.Errorf("error leaks a secret: %q", err)
-					}
-				}
+			if !checkLookup(t, v, err, tc.want, tc.wantErr, "hunter2-s3cret", "field-s3cret", "note-s3cret", "shared-one", "shared-two") {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if v.Reveal() != tc.want {
-				t.Fatalf("Reveal() = %q, want %q", v.Reveal(), tc.want)
 			}
 			calls, err := os.ReadFile(log)
 			if err != nil {
@@ -126,6 +107,36 @@ func TestBWCLI(t *testing.T) {
 			}
 		})
 	}
+}
+
+// checkLookup checks what Lookup returned: with wantErr set, an error
+// that names each of wantErr and none of leaks; else no error and the
+// value want. It reports whether the lookup succeeded as wanted.
+func checkLookup(t *testing.T, v secrets.Value, err error, want string, wantErr []string, leaks ...string) bool {
+	t.Helper()
+	if wantErr != nil {
+		if err == nil {
+			t.Fatal("Lookup succeeded, want an error")
+		}
+		for _, w := range wantErr {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("error %q does not mention %q", err, w)
+			}
+		}
+		for _, s := range leaks {
+			if strings.Contains(err.Error(), s) {
+				t.Errorf("error leaks a secret: %q", err)
+			}
+		}
+		return false
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Reveal() != want {
+		t.Fatalf("Reveal() = %q, want %q", v.Reveal(), want)
+	}
+	return true
 }
 
 // The ID of the fake's "hcloud" item, and an ID no item has.
@@ -249,28 +260,7 @@ func TestBWServe(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			v, err := tc.r.Lookup(ctx, tc.ref)
-			if tc.wantErr != nil {
-				if err == nil {
-					t.Fatal("Lookup succeeded, want an error")
-				}
-				for _, w := range tc.wantErr {
-					if !strings.Contains(err.Error(), w) {
-						t.Errorf("error %q does not mention %q", err, w)
-					}
-				}
-				for _, s := range []string{"serve-s3cret", "shared-one", "shared-two"} {
-					if strings.Contains(err.Error(), s) {
-						t.Errorf("error leaks a secret: %q", err)
-					}
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if v.Reveal() != tc.want {
-				t.Fatalf("Reveal() = %q, want %q", v.Reveal(), tc.want)
-			}
+			checkLookup(t, v, err, tc.want, tc.wantErr, "serve-s3cret", "shared-one", "shared-two")
 		})
 	}
 }

@@ -44,15 +44,30 @@ var commentsToKeep = []string{
 	"# from direnv", "# End of the spec.",
 }
 
-func TestSaveKeepsCommentsAndUpdatesValues(t *testing.T) {
+// commentedFile writes the commented spec to a new ohmytalos.yaml with
+// perm and returns its path.
+func commentedFile(t *testing.T, perm os.FileMode) string {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "ohmytalos.yaml")
-	if err := os.WriteFile(path, []byte(commented), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(commented), perm); err != nil {
 		t.Fatal(err)
 	}
+	return path
+}
+
+// loadCommented is commentedFile's path and its spec as loaded.
+func loadCommented(t *testing.T, perm os.FileMode) (string, *Spec) {
+	t.Helper()
+	path := commentedFile(t, perm)
 	s, err := Load(path)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return path, s
+}
+
+func TestSaveKeepsCommentsAndUpdatesValues(t *testing.T) {
+	path, s := loadCommented(t, 0o600)
 	s.Pools[0].Count = 4
 	s.Pools = append(s.Pools, Pool{Name: "storage", ServerType: "cpx32", Count: 1, Storage: true})
 	s.Default()
@@ -124,16 +139,9 @@ func halfWriter(f *os.File, data []byte) error {
 // TestSaveFailureLeavesTheOldFile: a write that fails halfway never
 // touches the file, and leaves no temporary file.
 func TestSaveFailureLeavesTheOldFile(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "ohmytalos.yaml")
-	if err := os.WriteFile(path, []byte(commented), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	s, err := Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	path, s := loadCommented(t, 0o644)
 	s.Pools[0].Count = 7
-	err = s.save(path, halfWriter)
+	err := s.save(path, halfWriter)
 	if err == nil || !strings.Contains(err.Error(), "no space left") {
 		t.Fatalf("err = %v", err)
 	}
@@ -164,10 +172,7 @@ func TestSaveKilledMidWrite(t *testing.T) {
 		})
 		os.Exit(3) // not reached
 	}
-	path := filepath.Join(t.TempDir(), "ohmytalos.yaml")
-	if err := os.WriteFile(path, []byte(commented), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	path := commentedFile(t, 0o644)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestSaveKilledMidWrite$")
 	cmd.Env = append(os.Environ(), "OHMYTALOS_SAVE_CRASH="+path)
 	out, err := cmd.CombinedOutput()

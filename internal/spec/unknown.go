@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/agnivade/levenshtein"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -90,7 +91,7 @@ func suggest(key string, fields map[string]reflect.Type, path string) string {
 	best, bestD := "", 1<<30
 	for name := range fields {
 		names = append(names, name)
-		d := distance(strings.ToLower(key), strings.ToLower(name))
+		d := levenshtein.ComputeDistance(strings.ToLower(key), strings.ToLower(name))
 		if d < bestD || (d == bestD && name < best) {
 			best, bestD = name, d
 		}
@@ -100,26 +101,4 @@ func suggest(key string, fields map[string]reflect.Type, path string) string {
 	}
 	sort.Strings(names)
 	return "remove it; known keys here: " + strings.Join(names, ", ")
-}
-
-// distance is the Levenshtein edit distance.
-func distance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
 }

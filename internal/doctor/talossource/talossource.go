@@ -69,30 +69,16 @@ func (t *Source) Close() {
 
 // Links reads the node's network links.
 func (t *Source) Links(ctx context.Context, node string) ([]doctor.Link, error) {
-	c, err := t.client(ctx, node)
-	if err != nil {
-		return nil, err
-	}
-	ls, err := c.Links(ctx)
-	out := make([]doctor.Link, 0, len(ls))
-	for _, l := range ls {
-		out = append(out, doctor.Link{Name: l.Name, MTU: l.MTU, Up: l.Up})
-	}
-	return out, err
+	return listOn(ctx, t.direct, node, (*talosapi.Client).Links, func(l talosapi.Link) doctor.Link {
+		return doctor.Link{Name: l.Name, MTU: l.MTU, Up: l.Up}
+	})
 }
 
 // Addresses reads the node's addresses.
 func (t *Source) Addresses(ctx context.Context, node string) ([]doctor.Address, error) {
-	c, err := t.client(ctx, node)
-	if err != nil {
-		return nil, err
-	}
-	as, err := c.Addresses(ctx)
-	out := make([]doctor.Address, 0, len(as))
-	for _, a := range as {
-		out = append(out, doctor.Address{Link: a.Link, CIDR: a.CIDR})
-	}
-	return out, err
+	return listOn(ctx, t.direct, node, (*talosapi.Client).Addresses, func(a talosapi.Address) doctor.Address {
+		return doctor.Address{Link: a.Link, CIDR: a.CIDR}
+	})
 }
 
 // VIPConfig reports the VIP as ohmytalos renders it into every control
@@ -105,16 +91,33 @@ func (t *Source) VIPConfig(ctx context.Context, node string) (string, string, er
 // public address is asked through a control plane's apid, as talosctl -e
 // CONTROL_PLANE -n NODE does.
 func (t *Source) Routes(ctx context.Context, node string) ([]doctor.Route, error) {
-	c, ctx, err := t.viaControlPlane(ctx, node)
+	return listOn(ctx, t.viaControlPlane, node, (*talosapi.Client).Routes, func(r talosapi.Route) doctor.Route {
+		return doctor.Route{Family: r.Family, Destination: r.Destination, Gateway: r.Gateway, Link: r.Link}
+	})
+}
+
+// dialer gives the client to ask about node and the context to ask with.
+type dialer func(ctx context.Context, node string) (*talosapi.Client, context.Context, error)
+
+// listOn asks node, through dial, for a list with get and converts each
+// item with conv; what get returned before an error is kept.
+func listOn[S, D any](ctx context.Context, dial dialer, node string, get func(*talosapi.Client, context.Context) ([]S, error), conv func(S) D) ([]D, error) {
+	c, ctx, err := dial(ctx, node)
 	if err != nil {
 		return nil, err
 	}
-	rs, err := c.Routes(ctx)
-	out := make([]doctor.Route, 0, len(rs))
-	for _, r := range rs {
-		out = append(out, doctor.Route{Family: r.Family, Destination: r.Destination, Gateway: r.Gateway, Link: r.Link})
+	in, err := get(c, ctx)
+	out := make([]D, 0, len(in))
+	for _, v := range in {
+		out = append(out, conv(v))
 	}
 	return out, err
+}
+
+// direct is the node's own client.
+func (t *Source) direct(ctx context.Context, node string) (*talosapi.Client, context.Context, error) {
+	c, err := t.client(ctx, node)
+	return c, ctx, err
 }
 
 // viaControlPlane is the node's own client when it has a public address,

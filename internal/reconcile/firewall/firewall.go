@@ -34,19 +34,13 @@ type Want struct {
 	Selector string                // label selector of the servers it applies to
 }
 
-// Service reconciles a firewall.
-type Service struct {
-	// Finder gives Find, Get and List.
-	reconcile.Finder[*hcloud.Firewall, hcloud.FirewallListOpts]
-	client  Client
-	actions reconcile.ActionWaiter
-}
+// Service reconciles a firewall; its Finder gives Find, Get and List.
+type Service reconcile.Base[*hcloud.Firewall, hcloud.FirewallListOpts, Client]
 
 // New returns a service over client; actions is used by Create and
 // Reconcile only.
 func New(client Client, actions reconcile.ActionWaiter) *Service {
-	return &Service{Finder: reconcile.NewKindFinder("firewall", client, func(o hcloud.ListOpts) hcloud.FirewallListOpts { return hcloud.FirewallListOpts{ListOpts: o} }, meta),
-		client: client, actions: actions}
+	return (*Service)(reconcile.NewBase("firewall", client, func(o hcloud.ListOpts) hcloud.FirewallListOpts { return hcloud.FirewallListOpts{ListOpts: o} }, meta, actions, nil))
 }
 
 func meta(f *hcloud.Firewall) reconcile.Meta {
@@ -70,11 +64,11 @@ func (w Want) applyTo() []hcloud.FirewallResource {
 
 // Create creates the firewall w describes and waits until it applies.
 func (s *Service) Create(ctx context.Context, w Want) (*hcloud.Firewall, error) {
-	r, _, err := s.client.Create(ctx, hcloud.FirewallCreateOpts{Name: w.Name, Labels: w.Labels, Rules: w.rules(), ApplyTo: w.applyTo()})
+	r, _, err := s.Client.Create(ctx, hcloud.FirewallCreateOpts{Name: w.Name, Labels: w.Labels, Rules: w.rules(), ApplyTo: w.applyTo()})
 	if err != nil {
 		return nil, fmt.Errorf("create firewall %s: %w", w.Name, err)
 	}
-	if err := s.actions.WaitFor(ctx, r.Actions...); err != nil {
+	if err := s.Actions.WaitFor(ctx, r.Actions...); err != nil {
 		return nil, fmt.Errorf("apply firewall %s: %w", w.Name, err)
 	}
 	return r.Firewall, nil
@@ -104,9 +98,9 @@ func (s *Service) Plan(f *hcloud.Firewall, w Want) Diff {
 // its labels; each action is waited for.
 func (s *Service) Reconcile(ctx context.Context, f *hcloud.Firewall, w Want, d Diff) error {
 	if d.Rules {
-		acts, _, err := s.client.SetRules(ctx, f, hcloud.FirewallSetRulesOpts{Rules: w.rules()})
+		acts, _, err := s.Client.SetRules(ctx, f, hcloud.FirewallSetRulesOpts{Rules: w.rules()})
 		if err == nil {
-			err = s.actions.WaitFor(ctx, acts...)
+			err = s.Actions.WaitFor(ctx, acts...)
 		}
 		if err != nil {
 			return fmt.Errorf("set the rules of firewall %s: %w", f.Name, err)
@@ -114,16 +108,16 @@ func (s *Service) Reconcile(ctx context.Context, f *hcloud.Firewall, w Want, d D
 		f.Rules = w.rules()
 	}
 	if d.ApplyTo != "" {
-		acts, _, err := s.client.ApplyResources(ctx, f, w.applyTo())
+		acts, _, err := s.Client.ApplyResources(ctx, f, w.applyTo())
 		if err != nil {
 			return fmt.Errorf("apply firewall %s to the cluster's servers: %w", f.Name, err)
 		}
-		if err := s.actions.WaitFor(ctx, acts...); err != nil {
+		if err := s.Actions.WaitFor(ctx, acts...); err != nil {
 			return fmt.Errorf("apply firewall %s: %w", f.Name, err)
 		}
 	}
 	if !d.Labels.Empty() {
-		if _, _, err := s.client.Update(ctx, f, hcloud.FirewallUpdateOpts{Labels: reconcile.MergeLabels(f.Labels, w.Labels)}); err != nil {
+		if _, _, err := s.Client.Update(ctx, f, hcloud.FirewallUpdateOpts{Labels: reconcile.MergeLabels(f.Labels, w.Labels)}); err != nil {
 			return fmt.Errorf("set the labels of firewall %s: %w", f.Name, err)
 		}
 	}

@@ -15,17 +15,20 @@ import (
 // fakeClient is an in-memory Client: it keeps firewalls by ID, changes
 // them as Hetzner would for the calls the service makes and records each
 // call; the HTTP sandbox (internal/sandbox/hcloudfake) covers the wire.
+// store keeps the fake's firewalls by ID.
+type store = reconciletest.Store[*hcloud.Firewall, hcloud.FirewallListOpts]
+
 type fakeClient struct {
-	fws    map[int64]*hcloud.Firewall
+	store
 	nextID int64
 	calls  []string
 	fail   map[string]error
 }
 
 func newFake(fws ...*hcloud.Firewall) *fakeClient {
-	f := &fakeClient{fws: map[int64]*hcloud.Firewall{}, nextID: 100, fail: map[string]error{}}
+	f := &fakeClient{store: store{}, nextID: 100, fail: map[string]error{}}
 	for _, fw := range fws {
-		f.fws[fw.ID] = fw
+		f.store[fw.ID] = fw
 	}
 	return f
 }
@@ -38,14 +41,6 @@ func (f *fakeClient) call(name string) ([]*hcloud.Action, error) {
 	return []*hcloud.Action{{ID: f.nextID}}, nil
 }
 
-func (f *fakeClient) GetByID(_ context.Context, id int64) (*hcloud.Firewall, *hcloud.Response, error) {
-	return f.fws[id], nil, nil
-}
-
-func (f *fakeClient) AllWithOpts(_ context.Context, opts hcloud.FirewallListOpts) ([]*hcloud.Firewall, error) {
-	return reconciletest.ByID(f.fws), nil
-}
-
 func (f *fakeClient) Create(_ context.Context, opts hcloud.FirewallCreateOpts) (hcloud.FirewallCreateResult, *hcloud.Response, error) {
 	if opts.Rules == nil {
 		return hcloud.FirewallCreateResult{}, nil, hcloud.Error{Code: hcloud.ErrorCodeInvalidInput, Message: "rules must be a list"}
@@ -55,7 +50,7 @@ func (f *fakeClient) Create(_ context.Context, opts hcloud.FirewallCreateOpts) (
 		return hcloud.FirewallCreateResult{}, nil, err
 	}
 	fw := &hcloud.Firewall{ID: f.nextID + 1000, Name: opts.Name, Labels: opts.Labels, Rules: opts.Rules, AppliedTo: opts.ApplyTo}
-	f.fws[fw.ID] = fw
+	f.store[fw.ID] = fw
 	return hcloud.FirewallCreateResult{Firewall: fw, Actions: acts}, nil, nil
 }
 

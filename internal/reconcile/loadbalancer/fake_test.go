@@ -14,8 +14,11 @@ import (
 // changes them as Hetzner would for the calls the service makes, and
 // records each call. It is the narrow-interface fake; the HTTP sandbox
 // (internal/sandbox/hcloudfake) covers the wire.
+// store keeps the fake's load balancers by ID.
+type store = reconciletest.Store[*hcloud.LoadBalancer, hcloud.LoadBalancerListOpts]
+
 type fakeClient struct {
-	lbs    map[int64]*hcloud.LoadBalancer
+	store
 	nextID int64
 	calls  []string
 	// selectors are the label selectors listed with.
@@ -25,9 +28,9 @@ type fakeClient struct {
 }
 
 func newFake(lbs ...*hcloud.LoadBalancer) *fakeClient {
-	f := &fakeClient{lbs: map[int64]*hcloud.LoadBalancer{}, nextID: 100, fail: map[string]error{}}
+	f := &fakeClient{store: store{}, nextID: 100, fail: map[string]error{}}
 	for _, lb := range lbs {
-		f.lbs[lb.ID] = lb
+		f.store[lb.ID] = lb
 	}
 	return f
 }
@@ -40,13 +43,9 @@ func (f *fakeClient) call(name string) (*hcloud.Action, error) {
 	return &hcloud.Action{ID: f.nextID, Status: hcloud.ActionStatusRunning}, nil
 }
 
-func (f *fakeClient) GetByID(_ context.Context, id int64) (*hcloud.LoadBalancer, *hcloud.Response, error) {
-	return f.lbs[id], nil, nil
-}
-
 func (f *fakeClient) AllWithOpts(_ context.Context, opts hcloud.LoadBalancerListOpts) ([]*hcloud.LoadBalancer, error) {
 	f.selectors = append(f.selectors, opts.LabelSelector)
-	return reconciletest.ByID(f.lbs), nil
+	return reconciletest.ByID(f.store), nil
 }
 
 func (f *fakeClient) Create(_ context.Context, opts hcloud.LoadBalancerCreateOpts) (hcloud.LoadBalancerCreateResult, *hcloud.Response, error) {
@@ -55,7 +54,7 @@ func (f *fakeClient) Create(_ context.Context, opts hcloud.LoadBalancerCreateOpt
 		return hcloud.LoadBalancerCreateResult{}, nil, err
 	}
 	lb := &hcloud.LoadBalancer{ID: f.nextID + 1000, Name: opts.Name, Labels: opts.Labels, LoadBalancerType: opts.LoadBalancerType, Location: opts.Location}
-	f.lbs[lb.ID] = lb
+	f.store[lb.ID] = lb
 	return hcloud.LoadBalancerCreateResult{LoadBalancer: lb, Action: a}, nil, nil
 }
 

@@ -56,20 +56,13 @@ type Want struct {
 // Managed reports whether ohmytalos owns the services and targets.
 func (w Want) Managed() bool { return w.ServicesBy == "" }
 
-// Service reconciles load balancers.
-type Service struct {
-	// Finder gives Find, Get and List.
-	reconcile.Finder[*hcloud.LoadBalancer, hcloud.LoadBalancerListOpts]
-	client  Client
-	actions reconcile.ActionWaiter
-	retry   reconcile.Retry
-}
+// Service reconciles load balancers; its Finder gives Find, Get and List.
+type Service reconcile.Base[*hcloud.LoadBalancer, hcloud.LoadBalancerListOpts, Client]
 
 // New returns a service over client. actions and retry are only used by
 // Reconcile; retry nil calls once.
 func New(client Client, actions reconcile.ActionWaiter, retry reconcile.Retry) *Service {
-	return &Service{Finder: reconcile.NewKindFinder("load-balancer", client, func(o hcloud.ListOpts) hcloud.LoadBalancerListOpts { return hcloud.LoadBalancerListOpts{ListOpts: o} }, meta),
-		client: client, actions: actions, retry: retry}
+	return (*Service)(reconcile.NewBase("load-balancer", client, func(o hcloud.ListOpts) hcloud.LoadBalancerListOpts { return hcloud.LoadBalancerListOpts{ListOpts: o} }, meta, actions, retry))
 }
 
 func meta(lb *hcloud.LoadBalancer) reconcile.Meta {
@@ -86,7 +79,7 @@ type Created struct {
 // Create creates the load balancer w describes, in its network, with a
 // label-selector target over private IPs and its services.
 func (s *Service) Create(ctx context.Context, w Want) (Created, error) {
-	r, _, err := s.client.Create(ctx, CreateOpts(w))
+	r, _, err := s.Client.Create(ctx, CreateOpts(w))
 	if err != nil {
 		return Created{}, fmt.Errorf("create load balancer %s: %w", w.Name, err)
 	}

@@ -15,7 +15,7 @@ import (
 func (s *Service) Reconcile(ctx context.Context, lb *hcloud.LoadBalancer, w Want, d Diff) error {
 	if d.Type != "" {
 		if err := s.do(ctx, lb, "change the type", func() (*hcloud.Action, error) {
-			a, _, err := s.client.ChangeType(ctx, lb, hcloud.LoadBalancerChangeTypeOpts{LoadBalancerType: &hcloud.LoadBalancerType{Name: d.Type}})
+			a, _, err := s.Client.ChangeType(ctx, lb, hcloud.LoadBalancerChangeTypeOpts{LoadBalancerType: &hcloud.LoadBalancerType{Name: d.Type}})
 			return a, err
 		}); err != nil {
 			return err
@@ -23,7 +23,7 @@ func (s *Service) Reconcile(ctx context.Context, lb *hcloud.LoadBalancer, w Want
 	}
 	if d.Network != nil {
 		if err := s.do(ctx, lb, "attach the network", func() (*hcloud.Action, error) {
-			a, _, err := s.client.AttachToNetwork(ctx, lb, hcloud.LoadBalancerAttachToNetworkOpts{Network: d.Network})
+			a, _, err := s.Client.AttachToNetwork(ctx, lb, hcloud.LoadBalancerAttachToNetworkOpts{Network: d.Network})
 			return a, err
 		}); err != nil {
 			return err
@@ -36,7 +36,7 @@ func (s *Service) Reconcile(ctx context.Context, lb *hcloud.LoadBalancer, w Want
 		return err
 	}
 	if !d.Labels.Empty() {
-		if _, _, err := s.client.Update(ctx, lb, hcloud.LoadBalancerUpdateOpts{Labels: reconcile.MergeLabels(lb.Labels, w.Labels)}); err != nil {
+		if _, _, err := s.Client.Update(ctx, lb, hcloud.LoadBalancerUpdateOpts{Labels: reconcile.MergeLabels(lb.Labels, w.Labels)}); err != nil {
 			return fmt.Errorf("set the labels of load balancer %s: %w", lb.Name, err)
 		}
 	}
@@ -46,7 +46,7 @@ func (s *Service) Reconcile(ctx context.Context, lb *hcloud.LoadBalancer, w Want
 // do makes one call (again while the load balancer is locked) and waits
 // for its action.
 func (s *Service) do(ctx context.Context, lb *hcloud.LoadBalancer, what string, call func() (*hcloud.Action, error)) error {
-	if err := reconcile.Act(ctx, s.retry, s.actions, call); err != nil {
+	if err := reconcile.Act(ctx, s.Retry, s.Actions, call); err != nil {
 		return fmt.Errorf("%s of load balancer %s: %w", what, lb.Name, err)
 	}
 	return nil
@@ -71,15 +71,15 @@ func (s *Service) serviceCall(ctx context.Context, lb *hcloud.LoadBalancer, op S
 	var err error
 	switch op.Kind {
 	case OpDelete:
-		a, _, err = s.client.DeleteService(ctx, lb, op.Port)
+		a, _, err = s.Client.DeleteService(ctx, lb, op.Port)
 	case OpAdd:
-		a, _, err = s.client.AddService(ctx, lb, hcloud.LoadBalancerAddServiceOpts{
+		a, _, err = s.Client.AddService(ctx, lb, hcloud.LoadBalancerAddServiceOpts{
 			Protocol: w.Protocol, ListenPort: hcloud.Ptr(op.Port), DestinationPort: hcloud.Ptr(w.DestinationPort), Proxyprotocol: hcloud.Ptr(w.Proxyprotocol),
 			HealthCheck: &hcloud.LoadBalancerAddServiceOptsHealthCheck{Protocol: hc.Protocol, Port: hcloud.Ptr(hc.Port),
 				Interval: hcloud.Ptr(hc.Interval), Timeout: hcloud.Ptr(hc.Timeout), Retries: hcloud.Ptr(hc.Retries)},
 		})
 	case OpUpdate:
-		a, _, err = s.client.UpdateService(ctx, lb, op.Port, hcloud.LoadBalancerUpdateServiceOpts{
+		a, _, err = s.Client.UpdateService(ctx, lb, op.Port, hcloud.LoadBalancerUpdateServiceOpts{
 			Protocol: w.Protocol, DestinationPort: hcloud.Ptr(w.DestinationPort), Proxyprotocol: hcloud.Ptr(w.Proxyprotocol),
 			HealthCheck: &hcloud.LoadBalancerUpdateServiceOptsHealthCheck{Protocol: hc.Protocol, Port: hcloud.Ptr(hc.Port),
 				Interval: hcloud.Ptr(hc.Interval), Timeout: hcloud.Ptr(hc.Timeout), Retries: hcloud.Ptr(hc.Retries)},
@@ -95,7 +95,7 @@ func (s *Service) serviceCall(ctx context.Context, lb *hcloud.LoadBalancer, op S
 func (s *Service) reconcileTargets(ctx context.Context, lb *hcloud.LoadBalancer, d TargetDiff) error {
 	for _, sel := range d.Remove {
 		if err := s.do(ctx, lb, "remove the public target", func() (*hcloud.Action, error) {
-			a, _, err := s.client.RemoveLabelSelectorTarget(ctx, lb, sel)
+			a, _, err := s.Client.RemoveLabelSelectorTarget(ctx, lb, sel)
 			return a, err
 		}); err != nil {
 			return err
@@ -105,7 +105,7 @@ func (s *Service) reconcileTargets(ctx context.Context, lb *hcloud.LoadBalancer,
 		return nil
 	}
 	return s.do(ctx, lb, "add the target", func() (*hcloud.Action, error) {
-		a, _, err := s.client.AddLabelSelectorTarget(ctx, lb, hcloud.LoadBalancerAddLabelSelectorTargetOpts{Selector: d.Add, UsePrivateIP: hcloud.Ptr(true)})
+		a, _, err := s.Client.AddLabelSelectorTarget(ctx, lb, hcloud.LoadBalancerAddLabelSelectorTargetOpts{Selector: d.Add, UsePrivateIP: hcloud.Ptr(true)})
 		return a, err
 	})
 }

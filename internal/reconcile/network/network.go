@@ -32,18 +32,12 @@ type Want struct {
 	Subnets []string // CIDRs of the cloud subnets, in order
 }
 
-// Service reconciles a network.
-type Service struct {
-	// Finder gives Find, Get and List.
-	reconcile.Finder[*hcloud.Network, hcloud.NetworkListOpts]
-	client  Client
-	actions reconcile.ActionWaiter
-}
+// Service reconciles a network; its Finder gives Find, Get and List.
+type Service reconcile.Base[*hcloud.Network, hcloud.NetworkListOpts, Client]
 
 // New returns a service over client; actions is used by Reconcile only.
 func New(client Client, actions reconcile.ActionWaiter) *Service {
-	return &Service{Finder: reconcile.NewKindFinder("network", client, func(o hcloud.ListOpts) hcloud.NetworkListOpts { return hcloud.NetworkListOpts{ListOpts: o} }, meta),
-		client: client, actions: actions}
+	return (*Service)(reconcile.NewBase("network", client, func(o hcloud.ListOpts) hcloud.NetworkListOpts { return hcloud.NetworkListOpts{ListOpts: o} }, meta, actions, nil))
 }
 
 func meta(n *hcloud.Network) reconcile.Meta {
@@ -64,7 +58,7 @@ func (s *Service) Create(ctx context.Context, w Want) (*hcloud.Network, error) {
 		}
 		opts.Subnets = append(opts.Subnets, sub)
 	}
-	n, _, err := s.client.Create(ctx, opts)
+	n, _, err := s.Client.Create(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("create network %s: %w", w.Name, err)
 	}
@@ -109,7 +103,7 @@ func (s *Service) Plan(n *hcloud.Network, w Want) Diff {
 // to report.
 func (s *Service) Reconcile(ctx context.Context, n *hcloud.Network, w Want, d Diff) error {
 	if !d.Labels.Empty() {
-		if _, _, err := s.client.Update(ctx, n, hcloud.NetworkUpdateOpts{Labels: reconcile.MergeLabels(n.Labels, w.Labels)}); err != nil {
+		if _, _, err := s.Client.Update(ctx, n, hcloud.NetworkUpdateOpts{Labels: reconcile.MergeLabels(n.Labels, w.Labels)}); err != nil {
 			return fmt.Errorf("set the labels of network %s: %w", n.Name, err)
 		}
 	}
@@ -118,11 +112,11 @@ func (s *Service) Reconcile(ctx context.Context, n *hcloud.Network, w Want, d Di
 		if err != nil {
 			return err
 		}
-		a, _, err := s.client.AddSubnet(ctx, n, hcloud.NetworkAddSubnetOpts{Subnet: sub})
+		a, _, err := s.Client.AddSubnet(ctx, n, hcloud.NetworkAddSubnetOpts{Subnet: sub})
 		if err != nil {
 			return fmt.Errorf("add subnet %s to network %s: %w", sn, n.Name, err)
 		}
-		if err := s.actions.WaitFor(ctx, a); err != nil {
+		if err := s.Actions.WaitFor(ctx, a); err != nil {
 			return fmt.Errorf("add subnet %s: %w", sn, err)
 		}
 		n.Subnets = append(n.Subnets, sub)

@@ -15,16 +15,19 @@ import (
 // fakeClient is an in-memory Client: it keeps networks by ID, changes
 // them as Hetzner would for the calls the service makes and records each
 // call; the HTTP sandbox (internal/sandbox/hcloudfake) covers the wire.
+// store keeps the fake's networks by ID.
+type store = reconciletest.Store[*hcloud.Network, hcloud.NetworkListOpts]
+
 type fakeClient struct {
-	nets  map[int64]*hcloud.Network
+	store
 	calls []string
 	fail  map[string]error
 }
 
 func newFake(nets ...*hcloud.Network) *fakeClient {
-	f := &fakeClient{nets: map[int64]*hcloud.Network{}, fail: map[string]error{}}
+	f := &fakeClient{store: store{}, fail: map[string]error{}}
 	for _, n := range nets {
-		f.nets[n.ID] = n
+		f.store[n.ID] = n
 	}
 	return f
 }
@@ -33,20 +36,12 @@ func (f *fakeClient) call(name string) error {
 	return reconciletest.Record(&f.calls, f.fail, name)
 }
 
-func (f *fakeClient) GetByID(_ context.Context, id int64) (*hcloud.Network, *hcloud.Response, error) {
-	return f.nets[id], nil, nil
-}
-
-func (f *fakeClient) AllWithOpts(context.Context, hcloud.NetworkListOpts) ([]*hcloud.Network, error) {
-	return reconciletest.ByID(f.nets), nil
-}
-
 func (f *fakeClient) Create(_ context.Context, opts hcloud.NetworkCreateOpts) (*hcloud.Network, *hcloud.Response, error) {
 	if err := f.call("create"); err != nil {
 		return nil, nil, err
 	}
-	n := &hcloud.Network{ID: int64(len(f.nets) + 1), Name: opts.Name, IPRange: opts.IPRange, Subnets: opts.Subnets, Labels: opts.Labels}
-	f.nets[n.ID] = n
+	n := &hcloud.Network{ID: int64(len(f.store) + 1), Name: opts.Name, IPRange: opts.IPRange, Subnets: opts.Subnets, Labels: opts.Labels}
+	f.store[n.ID] = n
 	return n, nil, nil
 }
 

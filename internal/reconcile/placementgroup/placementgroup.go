@@ -27,18 +27,14 @@ type Want struct {
 	Labels map[string]string
 }
 
-// Service reconciles placement groups.
-type Service struct {
-	// Finder gives Find, Get and List.
-	reconcile.Finder[*hcloud.PlacementGroup, hcloud.PlacementGroupListOpts]
-	client Client
-}
+// Service reconciles placement groups; its Finder gives Find, Get and List.
+type Service reconcile.Base[*hcloud.PlacementGroup, hcloud.PlacementGroupListOpts, Client]
 
 // New returns a service over client.
 func New(client Client) *Service {
-	return &Service{Finder: reconcile.NewKindFinder("placement-group", client, func(o hcloud.ListOpts) hcloud.PlacementGroupListOpts {
+	return (*Service)(reconcile.NewBase("placement-group", client, func(o hcloud.ListOpts) hcloud.PlacementGroupListOpts {
 		return hcloud.PlacementGroupListOpts{ListOpts: o}
-	}, meta), client: client}
+	}, meta, nil, nil))
 }
 
 func meta(pg *hcloud.PlacementGroup) reconcile.Meta {
@@ -47,7 +43,7 @@ func meta(pg *hcloud.PlacementGroup) reconcile.Meta {
 
 // Create creates the spread placement group w describes.
 func (s *Service) Create(ctx context.Context, w Want) (*hcloud.PlacementGroup, error) {
-	r, _, err := s.client.Create(ctx, hcloud.PlacementGroupCreateOpts{Name: w.Name, Labels: w.Labels, Type: hcloud.PlacementGroupTypeSpread})
+	r, _, err := s.Client.Create(ctx, hcloud.PlacementGroupCreateOpts{Name: w.Name, Labels: w.Labels, Type: hcloud.PlacementGroupTypeSpread})
 	if err != nil {
 		return nil, fmt.Errorf("create placement group %s: %w", w.Name, err)
 	}
@@ -81,7 +77,7 @@ func (s *Service) Reconcile(ctx context.Context, pg *hcloud.PlacementGroup, w Wa
 	if !d.InPlace() {
 		return pg, nil
 	}
-	got, _, err := s.client.Update(ctx, pg, hcloud.PlacementGroupUpdateOpts{Labels: reconcile.MergeLabels(pg.Labels, w.Labels)})
+	got, _, err := s.Client.Update(ctx, pg, hcloud.PlacementGroupUpdateOpts{Labels: reconcile.MergeLabels(pg.Labels, w.Labels)})
 	if err != nil {
 		return pg, fmt.Errorf("set the labels of placement group %s: %w", pg.Name, err)
 	}

@@ -12,26 +12,21 @@ import (
 
 // fakeClient is an in-memory Client that keeps placement groups by ID
 // and counts updates; the HTTP sandbox covers the wire.
+// store keeps the fake's placement groups by ID.
+type store = reconciletest.Store[*hcloud.PlacementGroup, hcloud.PlacementGroupListOpts]
+
 type fakeClient struct {
-	pgs     map[int64]*hcloud.PlacementGroup
+	store
 	updates int
 	err     error
-}
-
-func (f *fakeClient) GetByID(_ context.Context, id int64) (*hcloud.PlacementGroup, *hcloud.Response, error) {
-	return f.pgs[id], nil, nil
-}
-
-func (f *fakeClient) AllWithOpts(context.Context, hcloud.PlacementGroupListOpts) ([]*hcloud.PlacementGroup, error) {
-	return reconciletest.ByID(f.pgs), nil
 }
 
 func (f *fakeClient) Create(_ context.Context, opts hcloud.PlacementGroupCreateOpts) (hcloud.PlacementGroupCreateResult, *hcloud.Response, error) {
 	if f.err != nil {
 		return hcloud.PlacementGroupCreateResult{}, nil, f.err
 	}
-	pg := &hcloud.PlacementGroup{ID: int64(len(f.pgs) + 1), Name: opts.Name, Labels: opts.Labels, Type: opts.Type}
-	f.pgs[pg.ID] = pg
+	pg := &hcloud.PlacementGroup{ID: int64(len(f.store) + 1), Name: opts.Name, Labels: opts.Labels, Type: opts.Type}
+	f.store[pg.ID] = pg
 	return hcloud.PlacementGroupCreateResult{PlacementGroup: pg}, nil, nil
 }
 
@@ -42,14 +37,14 @@ func (f *fakeClient) Update(_ context.Context, pg *hcloud.PlacementGroup, opts h
 	}
 	cp := *pg
 	cp.Labels = opts.Labels
-	f.pgs[pg.ID] = &cp
+	f.store[pg.ID] = &cp
 	return &cp, nil, nil
 }
 
 var want = Want{Name: "demo-cp-0", Labels: map[string]string{"cluster": "demo", "pool": "cp"}}
 
 func TestCreateIsSpreadAndAsWanted(t *testing.T) {
-	f := &fakeClient{pgs: map[int64]*hcloud.PlacementGroup{}}
+	f := &fakeClient{store: store{}}
 	s := New(f)
 	pg, err := s.Create(context.Background(), want)
 	if err != nil || pg.Type != hcloud.PlacementGroupTypeSpread {
@@ -66,7 +61,7 @@ func TestCreateIsSpreadAndAsWanted(t *testing.T) {
 
 func TestLabelsChangeInPlaceTypeDoesNot(t *testing.T) {
 	pg := &hcloud.PlacementGroup{ID: 1, Name: "demo-cp-0", Type: "cluster", Labels: map[string]string{"cluster": "demo", "owner": "someone"}}
-	f := &fakeClient{pgs: map[int64]*hcloud.PlacementGroup{1: pg}}
+	f := &fakeClient{store: store{1: pg}}
 	s := New(f)
 	d := s.Plan(pg, want)
 	if d.Type != hcloud.PlacementGroupTypeSpread || !d.InPlace() {

@@ -1,7 +1,7 @@
 // Package reconciletest holds what the unit tests of the reconcile
 // services share: an action waiter that records what it waited for, and
-// the call log with injected failures of their in-memory clients. Only
-// tests import it.
+// the call log with injected failures and the store of their in-memory
+// clients. Only tests import it.
 package reconciletest
 
 import (
@@ -58,4 +58,20 @@ func ByID[T any](m map[int64]T) []T {
 		out = append(out, m[id])
 	}
 	return out
+}
+
+// Store is an in-memory client's resources by ID; it answers the two
+// finding calls of reconcile.Lookup (T the resource, O its list options).
+// AllWithOpts lists every resource whatever the options, as the services
+// keep only the ones they own.
+type Store[T any, O any] map[int64]T
+
+// GetByID returns the resource with id, the zero T (nil) when there is none.
+func (s Store[T, O]) GetByID(_ context.Context, id int64) (T, *hcloud.Response, error) {
+	return s[id], nil, nil
+}
+
+// AllWithOpts lists every resource in the order of their IDs.
+func (s Store[T, O]) AllWithOpts(context.Context, O) ([]T, error) {
+	return ByID(s), nil
 }

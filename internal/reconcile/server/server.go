@@ -36,20 +36,13 @@ type Want struct {
 	Owned          []string // labels ohmytalos removes when Labels lacks them
 }
 
-// Service reconciles servers.
-type Service struct {
-	// Finder gives Find, Get and List.
-	reconcile.Finder[*hcloud.Server, hcloud.ServerListOpts]
-	client  Client
-	actions reconcile.ActionWaiter
-	retry   reconcile.Retry
-}
+// Service reconciles servers; its Finder gives Find, Get and List.
+type Service reconcile.Base[*hcloud.Server, hcloud.ServerListOpts, Client]
 
 // New returns a service over client; actions and retry are used by
 // Reconcile only, retry nil calls once.
 func New(client Client, actions reconcile.ActionWaiter, retry reconcile.Retry) *Service {
-	return &Service{Finder: reconcile.NewKindFinder("server", client, func(o hcloud.ListOpts) hcloud.ServerListOpts { return hcloud.ServerListOpts{ListOpts: o} }, meta),
-		client: client, actions: actions, retry: retry}
+	return (*Service)(reconcile.NewBase("server", client, func(o hcloud.ListOpts) hcloud.ServerListOpts { return hcloud.ServerListOpts{ListOpts: o} }, meta, actions, retry))
 }
 
 func meta(sv *hcloud.Server) reconcile.Meta {
@@ -100,7 +93,7 @@ func (s *Service) Reconcile(ctx context.Context, sv *hcloud.Server, w Want, d Di
 	if d.Labels.Empty() {
 		return sv, nil
 	}
-	got, _, err := s.client.Update(ctx, sv, hcloud.ServerUpdateOpts{Labels: reconcile.MergeLabels(sv.Labels, w.Labels, w.Owned...)})
+	got, _, err := s.Client.Update(ctx, sv, hcloud.ServerUpdateOpts{Labels: reconcile.MergeLabels(sv.Labels, w.Labels, w.Owned...)})
 	if err != nil {
 		return sv, fmt.Errorf("set the labels of server %s: %w", sv.Name, err)
 	}
@@ -111,18 +104,18 @@ func (s *Service) Reconcile(ctx context.Context, sv *hcloud.Server, w Want, d Di
 func (s *Service) move(ctx context.Context, sv *hcloud.Server, pg *hcloud.PlacementGroup) error {
 	if sv.PlacementGroup != nil {
 		if err := s.do(ctx, sv, "remove from its placement group", func() (*hcloud.Action, *hcloud.Response, error) {
-			return s.client.RemoveFromPlacementGroup(ctx, sv)
+			return s.Client.RemoveFromPlacementGroup(ctx, sv)
 		}); err != nil {
 			return err
 		}
 	}
 	return s.do(ctx, sv, "add to its placement group", func() (*hcloud.Action, *hcloud.Response, error) {
-		return s.client.AddToPlacementGroup(ctx, sv, &hcloud.PlacementGroup{ID: pg.ID})
+		return s.Client.AddToPlacementGroup(ctx, sv, &hcloud.PlacementGroup{ID: pg.ID})
 	})
 }
 
 func (s *Service) do(ctx context.Context, sv *hcloud.Server, what string, call func() (*hcloud.Action, *hcloud.Response, error)) error {
-	err := reconcile.Act(ctx, s.retry, s.actions, func() (*hcloud.Action, error) {
+	err := reconcile.Act(ctx, s.Retry, s.Actions, func() (*hcloud.Action, error) {
 		a, _, err := call()
 		return a, err
 	})

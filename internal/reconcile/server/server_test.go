@@ -15,22 +15,9 @@ import (
 // groups only while it is off, as Hetzner does, and records each call;
 // the HTTP sandbox covers the wire.
 type fakeClient struct {
-	calls   []string
-	fail    map[string]error
-	servers []*hcloud.Server
-}
-
-func (f *fakeClient) GetByID(_ context.Context, id int64) (*hcloud.Server, *hcloud.Response, error) {
-	for _, sv := range f.servers {
-		if sv.ID == id {
-			return sv, nil, nil
-		}
-	}
-	return nil, nil, nil
-}
-
-func (f *fakeClient) AllWithOpts(context.Context, hcloud.ServerListOpts) ([]*hcloud.Server, error) {
-	return f.servers, nil
+	calls []string
+	fail  map[string]error
+	reconciletest.Store[*hcloud.Server, hcloud.ServerListOpts]
 }
 
 func (f *fakeClient) call(name string) error {

@@ -30,18 +30,12 @@ type Want struct {
 	Labels   map[string]string
 }
 
-// Service reconciles volumes.
-type Service struct {
-	// Finder gives Find, Get and List.
-	reconcile.Finder[*hcloud.Volume, hcloud.VolumeListOpts]
-	client  Client
-	actions reconcile.ActionWaiter
-}
+// Service reconciles volumes; its Finder gives Find, Get and List.
+type Service reconcile.Base[*hcloud.Volume, hcloud.VolumeListOpts, Client]
 
 // New returns a service over client; actions is used by Reconcile only.
 func New(client Client, actions reconcile.ActionWaiter) *Service {
-	return &Service{Finder: reconcile.NewKindFinder("volume", client, func(o hcloud.ListOpts) hcloud.VolumeListOpts { return hcloud.VolumeListOpts{ListOpts: o} }, meta),
-		client: client, actions: actions}
+	return (*Service)(reconcile.NewBase("volume", client, func(o hcloud.ListOpts) hcloud.VolumeListOpts { return hcloud.VolumeListOpts{ListOpts: o} }, meta, actions, nil))
 }
 
 func meta(v *hcloud.Volume) reconcile.Meta {
@@ -56,7 +50,7 @@ type Created struct {
 
 // Create creates the volume w describes.
 func (s *Service) Create(ctx context.Context, w Want) (Created, error) {
-	r, _, err := s.client.Create(ctx, hcloud.VolumeCreateOpts{Name: w.Node + "-data", Size: w.Size,
+	r, _, err := s.Client.Create(ctx, hcloud.VolumeCreateOpts{Name: w.Node + "-data", Size: w.Size,
 		Location: &hcloud.Location{Name: w.Location}, Labels: w.Labels})
 	if err != nil {
 		return Created{}, fmt.Errorf("create volume for %s: %w", w.Node, err)
@@ -95,16 +89,16 @@ func (s *Service) Plan(v *hcloud.Volume, w Want) Diff {
 // the labels. Shrink and Location are left for the caller to report.
 func (s *Service) Reconcile(ctx context.Context, v *hcloud.Volume, w Want, d Diff) error {
 	if d.Grow > 0 {
-		a, _, err := s.client.Resize(ctx, v, d.Grow)
+		a, _, err := s.Client.Resize(ctx, v, d.Grow)
 		if err == nil {
-			err = s.actions.WaitFor(ctx, a)
+			err = s.Actions.WaitFor(ctx, a)
 		}
 		if err != nil {
 			return fmt.Errorf("resize volume %s to %d GB: %w", v.Name, d.Grow, err)
 		}
 	}
 	if !d.Labels.Empty() {
-		if _, _, err := s.client.Update(ctx, v, hcloud.VolumeUpdateOpts{Labels: reconcile.MergeLabels(v.Labels, w.Labels)}); err != nil {
+		if _, _, err := s.Client.Update(ctx, v, hcloud.VolumeUpdateOpts{Labels: reconcile.MergeLabels(v.Labels, w.Labels)}); err != nil {
 			return fmt.Errorf("set the labels of volume %s: %w", v.Name, err)
 		}
 	}

@@ -14,18 +14,13 @@ import (
 // fakeClient is an in-memory Client: it keeps volumes by ID, refuses to
 // shrink one as Hetzner does, and records each call; the HTTP sandbox
 // covers the wire.
+// store keeps the fake's volumes by ID.
+type store = reconciletest.Store[*hcloud.Volume, hcloud.VolumeListOpts]
+
 type fakeClient struct {
-	vols  map[int64]*hcloud.Volume
+	store
 	calls []string
 	fail  error
-}
-
-func (f *fakeClient) GetByID(_ context.Context, id int64) (*hcloud.Volume, *hcloud.Response, error) {
-	return f.vols[id], nil, nil
-}
-
-func (f *fakeClient) AllWithOpts(context.Context, hcloud.VolumeListOpts) ([]*hcloud.Volume, error) {
-	return reconciletest.ByID(f.vols), nil
 }
 
 func (f *fakeClient) Create(_ context.Context, opts hcloud.VolumeCreateOpts) (hcloud.VolumeCreateResult, *hcloud.Response, error) {
@@ -33,8 +28,8 @@ func (f *fakeClient) Create(_ context.Context, opts hcloud.VolumeCreateOpts) (hc
 	if f.fail != nil {
 		return hcloud.VolumeCreateResult{}, nil, f.fail
 	}
-	v := &hcloud.Volume{ID: int64(len(f.vols) + 1), Name: opts.Name, Size: opts.Size, Location: opts.Location, Labels: opts.Labels}
-	f.vols[v.ID] = v
+	v := &hcloud.Volume{ID: int64(len(f.store) + 1), Name: opts.Name, Size: opts.Size, Location: opts.Location, Labels: opts.Labels}
+	f.store[v.ID] = v
 	return hcloud.VolumeCreateResult{Volume: v, Action: &hcloud.Action{ID: 9}}, nil, nil
 }
 
@@ -56,7 +51,7 @@ func (f *fakeClient) Resize(_ context.Context, v *hcloud.Volume, size int) (*hcl
 var want = Want{Node: "demo-worker-1", Size: 20, Location: "fsn1", Labels: map[string]string{"cluster": "demo"}}
 
 func TestCreateReturnsItsAction(t *testing.T) {
-	f := &fakeClient{vols: map[int64]*hcloud.Volume{}}
+	f := &fakeClient{store: store{}}
 	r, err := New(f, nil).Create(context.Background(), want)
 	if err != nil || r.Volume.Name != "demo-worker-1-data" || r.Action == nil || r.Action.ID != 9 {
 		t.Fatalf("created %+v, %v", r, err)
@@ -69,7 +64,7 @@ func TestCreateReturnsItsAction(t *testing.T) {
 
 func TestGrowInPlaceShrinkNot(t *testing.T) {
 	v := &hcloud.Volume{ID: 1, Name: "demo-worker-1-data", Size: 10, Location: &hcloud.Location{Name: "fsn1"}}
-	f, acts := &fakeClient{vols: map[int64]*hcloud.Volume{1: v}}, &reconciletest.Actions{}
+	f, acts := &fakeClient{store: store{1: v}}, &reconciletest.Actions{}
 	s := New(f, acts)
 	d := s.Plan(v, want)
 	if d.Grow != 20 || d.Shrink != 0 || !d.InPlace() {

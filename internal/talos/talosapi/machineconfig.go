@@ -66,13 +66,5 @@ func (c *Client) NeedsReboot(ctx context.Context, cfg []byte) (bool, string, err
 // ApplyConfigStaged stores cfg on the node's STATE partition; it takes
 // effect at the next reboot (mode STAGED).
 func (c *Client) ApplyConfigStaged(ctx context.Context, cfg []byte) error {
-	_, err := c.c.ApplyConfiguration(ctx, &machine.ApplyConfigurationRequest{
-		Data: cfg,
-		Mode: machine.ApplyConfigurationRequest_STAGED,
-	})
-	if err != nil {
-		return c.wrap("stage machine config", err)
-	}
-
-	return nil
+	return c.applyConfig(ctx, cfg, machine.ApplyConfigurationRequest_STAGED, "stage machine config")
 }

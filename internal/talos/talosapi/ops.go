@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cosi-project/runtime/pkg/resource/meta"
 	"github.com/cosi-project/runtime/pkg/safe"
 	"github.com/siderolabs/talos/pkg/machinery/api/machine"
 	"github.com/siderolabs/talos/pkg/machinery/client"
@@ -155,38 +156,40 @@ func (c *Client) Kubeconfig(ctx context.Context) ([]byte, error) {
 
 // Links lists the node's network links, in the order Talos lists them.
 func (c *Client) Links(ctx context.Context) ([]Link, error) {
-	list, err := safe.StateListAll[*network.LinkStatus](ctx, c.c.COSI)
-	if err != nil {
-		return nil, c.wrap("list links", err)
-	}
-
-	out := make([]Link, 0, list.Len())
-
-	for l := range list.All() {
+	return listStatus(ctx, c, "links", func(l *network.LinkStatus) (Link, bool) {
 		spec := l.TypedSpec()
-		out = append(out, Link{
+		return Link{
 			Name:         l.Metadata().ID(),
 			Up:           spec.Flags&nethelpers.LinkFlags(nethelpers.LinkUp) != 0 && spec.OperationalState != nethelpers.OperStateDown,
 			MTU:          int(spec.MTU),
 			HardwareAddr: spec.HardwareAddr.String(),
-		})
-	}
-
-	return out, nil
+		}, true
+	})
 }
 
 // Addresses lists the addresses assigned to the node's links.
 func (c *Client) Addresses(ctx context.Context) ([]Address, error) {
-	list, err := safe.StateListAll[*network.AddressStatus](ctx, c.c.COSI)
+	return listStatus(ctx, c, "addresses", func(a *network.AddressStatus) (Address, bool) {
+		spec := a.TypedSpec()
+		return Address{Link: spec.LinkName, CIDR: spec.Address.String()}, true
+	})
+}
+
+// listStatus lists the node's resources of type R (such as
+// network.LinkStatus) through COSI, in the order Talos lists them, and
+// keeps what conv returns with true; what names them in the error.
+func listStatus[R meta.ResourceWithRD, T any](ctx context.Context, c *Client, what string, conv func(R) (T, bool)) ([]T, error) {
+	list, err := safe.StateListAll[R](ctx, c.c.COSI)
 	if err != nil {
-		return nil, c.wrap("list addresses", err)
+		return nil, c.wrap("list "+what, err)
 	}
 
-	out := make([]Address, 0, list.Len())
+	out := make([]T, 0, list.Len())
 
-	for a := range list.All() {
-		spec := a.TypedSpec()
-		out = append(out, Address{Link: spec.LinkName, CIDR: spec.Address.String()})
+	for r := range list.All() {
+		if v, ok := conv(r); ok {
+			out = append(out, v)
+		}
 	}
 
 	return out, nil
@@ -195,12 +198,17 @@ func (c *Client) Addresses(ctx context.Context) ([]Address, error) {
 // ApplyConfig applies a machine config in AUTO mode (Talos reboots only when
 // the change needs it).
 func (c *Client) ApplyConfig(ctx context.Context, cfg []byte) error {
+	return c.applyConfig(ctx, cfg, machine.ApplyConfigurationRequest_AUTO, "apply machine config")
+}
+
+// applyConfig sends cfg in mode; what names the call in the error.
+func (c *Client) applyConfig(ctx context.Context, cfg []byte, mode machine.ApplyConfigurationRequest_Mode, what string) error {
 	_, err := c.c.ApplyConfiguration(ctx, &machine.ApplyConfigurationRequest{
 		Data: cfg,
-		Mode: machine.ApplyConfigurationRequest_AUTO,
+		Mode: mode,
 	})
 	if err != nil {
-		return c.wrap("apply machine config", err)
+		return c.wrap(what, err)
 	}
 
 	return nil

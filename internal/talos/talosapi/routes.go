@@ -3,7 +3,6 @@ package talosapi
 import (
 	"context"
 
-	"github.com/cosi-project/runtime/pkg/safe"
 	"github.com/siderolabs/talos/pkg/machinery/client"
 	"github.com/siderolabs/talos/pkg/machinery/nethelpers"
 	"github.com/siderolabs/talos/pkg/machinery/resources/network"
@@ -23,17 +22,10 @@ type Route struct {
 
 // Routes lists the node's routes in the main table.
 func (c *Client) Routes(ctx context.Context) ([]Route, error) {
-	list, err := safe.StateListAll[*network.RouteStatus](ctx, c.c.COSI)
-	if err != nil {
-		return nil, c.wrap("list routes", err)
-	}
-
-	out := make([]Route, 0, list.Len())
-
-	for r := range list.All() {
+	return listStatus(ctx, c, "routes", func(r *network.RouteStatus) (Route, bool) {
 		s := r.TypedSpec()
 		if s.Table != nethelpers.TableMain {
-			continue
+			return Route{}, false
 		}
 
 		rt := Route{Family: s.Family.String(), Link: s.OutLinkName}
@@ -45,10 +37,8 @@ func (c *Client) Routes(ctx context.Context) ([]Route, error) {
 			rt.Gateway = s.Gateway.String()
 		}
 
-		out = append(out, rt)
-	}
-
-	return out, nil
+		return rt, true
+	})
 }
 
 // OnNode makes the calls made with the returned context go through the

@@ -106,12 +106,5 @@ func (c *Client) Reboot(ctx context.Context) error {
 // ApplyConfigNoReboot applies a machine config that Talos must apply
 // live; Talos refuses it (InvalidArgument) when the change needs a reboot.
 func (c *Client) ApplyConfigNoReboot(ctx context.Context, cfg []byte) error {
-	_, err := c.c.ApplyConfiguration(ctx, &machine.ApplyConfigurationRequest{
-		Data: cfg,
-		Mode: machine.ApplyConfigurationRequest_NO_REBOOT,
-	})
-	if err != nil {
-		return c.wrap("apply machine config without a reboot", err)
-	}
-	return nil
+	return c.applyConfig(ctx, cfg, machine.ApplyConfigurationRequest_NO_REBOOT, "apply machine config without a reboot")
 }
