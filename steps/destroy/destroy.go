@@ -7,6 +7,8 @@ package destroy
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
@@ -224,12 +226,7 @@ func planSnapshots(ctx context.Context, c *hcloud.Client, dc *destroyClassifier)
 	if err != nil {
 		return err
 	}
-	keys := make([]string, 0, len(snapshots))
-	for k := range snapshots {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(snapshots)) {
 		id := snapshots[k]
 		img, _, err := c.Image.GetByID(ctx, id)
 		if err != nil {
