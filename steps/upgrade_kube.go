@@ -43,13 +43,11 @@ func checkKubernetesPath(from, to string) error {
 	if from == "" || from == to {
 		return nil
 	}
-	f, err := parseRelease(from)
+	f, t, err := parsePath(from, to,
+		fmt.Errorf("the cluster runs Kubernetes %q, which is no release version: upgrade it by hand", from),
+		fmt.Errorf("kubernetes.version: %q is not a Kubernetes release version: use the form \"1.36.3\"", to))
 	if err != nil {
-		return fmt.Errorf("the cluster runs Kubernetes %q, which is no release version: upgrade it by hand", from)
-	}
-	t, err := parseRelease(to)
-	if err != nil {
-		return fmt.Errorf("kubernetes.version: %q is not a Kubernetes release version: use the form \"1.36.3\"", to)
+		return err
 	}
 	switch {
 	case t.Major != f.Major || t.Minor < f.Minor || (t.Minor == f.Minor && t.Patch < f.Patch):
