@@ -11,7 +11,6 @@ import (
 	"github.com/siderolabs/talos/pkg/machinery/config/types/v1alpha1"
 
 	"github.com/ohmytalos/ohmytalos/internal/doctor"
-	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/talosfake"
 )
 
@@ -49,10 +48,7 @@ func withDefaultRoute(t *testing.T, cfg []byte) []byte {
 // only routes the network's range since 2025-08-11), the one whose
 // config routes via 10.0.0.1 passes.
 func TestDoctorEgress(t *testing.T) {
-	c := startDoctorCluster(t, nil)
-	if err := c.apply(t, engine.Options{}); err != nil {
-		t.Fatalf("apply the seed spec in the sandbox: %v", err)
-	}
+	c := appliedDoctorCluster(t)
 	r := c.doctorResults(t)["egress"]
 	if r.Status != doctor.StatusPass || !strings.Contains(strings.Join(r.Evidence, "\n"), "via 172.31.1.1 dev eth0") {
 		t.Fatalf("egress on the seed cluster = %s, want pass via 172.31.1.1: %s", r.Status, describeResult(r))
