@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
-	"github.com/siderolabs/talos/pkg/machinery/config/encoder"
 	"github.com/siderolabs/talos/pkg/machinery/config/types/v1alpha1"
 
 	"github.com/ohmytalos/ohmytalos/internal/doctor"
@@ -19,11 +17,7 @@ import (
 // machine.network.interfaces patch does.
 func withDefaultRoute(t *testing.T, cfg []byte) []byte {
 	t.Helper()
-	p, err := configloader.NewFromBytes(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	patched, err := p.PatchV1Alpha1(func(c *v1alpha1.Config) error {
+	b, err := patchMachineConfig(cfg, "route via 10.0.0.1", func(c *v1alpha1.Config) error {
 		if c.MachineConfig.MachineNetwork == nil {
 			c.MachineConfig.MachineNetwork = &v1alpha1.NetworkConfig{}
 		}
@@ -31,10 +25,6 @@ func withDefaultRoute(t *testing.T, cfg []byte) []byte {
 			&v1alpha1.Device{DeviceInterface: "eth0", DeviceRoutes: []*v1alpha1.Route{{RouteNetwork: "0.0.0.0/0", RouteGateway: "10.0.0.1"}}})
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := patched.EncodeBytes(encoder.WithComments(encoder.CommentsDisabled))
 	if err != nil {
 		t.Fatal(err)
 	}
