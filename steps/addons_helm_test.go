@@ -27,21 +27,28 @@ import (
 // the real control plane.
 func seedWorld(t *testing.T, edit func(*spec.Spec)) *world {
 	t.Helper()
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("the real Kubernetes control plane is built from source: no go command on PATH")
-	}
+	needGo(t)
 	t.Setenv("OHMYTALOS_AGE_KEY_FILE", filepath.Join(t.TempDir(), "age.key"))
 	sp, err := spec.Load("../examples/seed.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	edit(sp)
-	sb, err := sandbox.Start(context.Background(), sandbox.Options{})
+	sb, err := sandbox.Start(context.Background(), sandbox.Options{Progress: func(s string) { t.Log(s) }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sb.Close() })
 	return &world{&testworld.World{SB: sb, Dir: t.TempDir(), Spec: sp}}
+}
+
+// needGo skips a test on the real control plane where there is no go
+// command to build it with.
+func needGo(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("the real Kubernetes control plane is built from source: no go command on PATH")
+	}
 }
 
 // applyLogged applies, failing the test on error, and returns the events.
@@ -52,6 +59,17 @@ func (w *world) applyLogged(t *testing.T) []engine.Event {
 		t.Fatal(err)
 	}
 	return evs
+}
+
+// applyChangesNothing applies again and fails the test for every event
+// but a skipped step's.
+func (w *world) applyChangesNothing(t *testing.T) {
+	t.Helper()
+	for _, ev := range w.applyLogged(t) {
+		if ev.Kind != engine.KindSkipped {
+			t.Errorf("second apply did something: %+v", ev)
+		}
+	}
 }
 
 // releases is a Helm releases client for the world's cluster.
@@ -126,11 +144,7 @@ func TestAddonsHelmReleasesOnRealKubernetes(t *testing.T) {
 		t.Error("the token is in cilium's values")
 	}
 
-	for _, ev := range w.applyLogged(t) {
-		if ev.Kind != engine.KindSkipped {
-			t.Errorf("second apply did something: %+v", ev)
-		}
-	}
+	w.applyChangesNothing(t)
 
 	// Plan reads the releases from the cluster: reuse, then an upgrade
 	// naming the changed value and a warning for a required value.
@@ -299,10 +313,7 @@ func stockHelm(t *testing.T) string {
 // private helm home.
 func (w *world) helmCLI(t *testing.T, bin string, args ...string) []byte {
 	t.Helper()
-	kc, err := w.env(t).State.Secret(secretKubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
+	kc := storedSecret(t, w.env(t), secretKubeconfig)
 	home := t.TempDir()
 	kcPath := filepath.Join(home, "kubeconfig")
 	if err := os.WriteFile(kcPath, kc, 0o600); err != nil {

@@ -8,10 +8,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -121,7 +122,7 @@ func (a *miniAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		sel := r.URL.Query().Get("labelSelector")
 		k, v, _ := strings.Cut(sel, "=")
 		items := []any{}
-		for _, p := range sortedKeys(a.objects) {
+		for _, p := range slices.Sorted(maps.Keys(a.objects)) {
 			if !strings.Contains(p, "/"+segs[0]+"/") || !strings.HasPrefix(p, strings.SplitN(r.URL.Path, "/"+segs[0], 2)[0]) {
 				continue
 			}
@@ -147,15 +148,6 @@ func (a *miniAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		miniStatus(w, 404, "NotFound")
 	}
-}
-
-func sortedKeys(m map[string]map[string]any) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // ciliumOperatorReady reports whether the cilium-operator Deployment runs:

@@ -2,7 +2,8 @@ package steps
 
 import (
 	"context"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/siderolabs/talos/pkg/machinery/config/generate/secrets"
 
@@ -45,12 +46,7 @@ func (s *Configs) planPatches(ctx context.Context, env *engine.Env, p *engine.Pl
 	if err != nil {
 		return err
 	}
-	pools := make([]string, 0, len(rendered))
-	for pool := range rendered {
-		pools = append(pools, pool)
-	}
-	sort.Strings(pools)
-	for _, pool := range pools {
+	for _, pool := range slices.Sorted(maps.Keys(rendered)) {
 		for _, w := range rendered[pool].PatchWarnings {
 			p.Notes = append(p.Notes, "warning: "+pool+": "+w)
 		}

@@ -1,7 +1,8 @@
 package steps
 
 import (
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/state"
@@ -37,11 +38,7 @@ func SnapshotIDs(st *state.Store) (map[string]int64, error) {
 // backups, never deleted. The bundle and the disk passphrase stay.
 func ForgetDestroyed(st *state.Store, snapshotsDeleted bool) error {
 	err := st.Update(func(s *state.State) error {
-		keys := make([]string, 0, len(s.Resources))
-		for k := range s.Resources {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		keys := slices.Sorted(maps.Keys(s.Resources))
 		for _, k := range keys {
 			if k == keyNetwork || s.Resources[k].Step != string(StepImages) {
 				delete(s.Resources, k)

@@ -10,21 +10,14 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/doctor"
-	"github.com/ohmytalos/ohmytalos/internal/engine"
 )
 
 // TestDoctorTalosEndpoints: the operator pointed the talosconfig at the
 // VIP (talos #11830), then the cluster firewall stopped admitting port
 // 50000 from here: talos-endpoints fails for each, naming the endpoint.
 func TestDoctorTalosEndpoints(t *testing.T) {
-	c := startDoctorCluster(t, nil)
-	if err := c.apply(t, engine.Options{}); err != nil {
-		t.Fatalf("apply the seed spec in the sandbox: %v", err)
-	}
-	tc, err := c.env.State.Secret(secretTalosconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := appliedDoctorCluster(t)
+	tc := storedSecret(t, c.env, secretTalosconfig)
 	cfg, err := clientconfig.FromBytes(tc)
 	if err != nil {
 		t.Fatal(err)
@@ -79,10 +72,7 @@ func TestDoctorTalosEndpoints(t *testing.T) {
 // edited to a Kubernetes release Talos v1.13 does not support fails, and
 // one naming another Talos patch warns that the nodes differ.
 func TestDoctorVersionSkew(t *testing.T) {
-	c := startDoctorCluster(t, nil)
-	if err := c.apply(t, engine.Options{}); err != nil {
-		t.Fatalf("apply the seed spec in the sandbox: %v", err)
-	}
+	c := appliedDoctorCluster(t)
 	r := c.doctorResults(t)["version-skew"]
 	ev := strings.Join(r.Evidence, "\n")
 	if r.Status != doctor.StatusPass || !strings.Contains(ev, "demo-cp-1: Talos v1.13.9") || !strings.Contains(ev, "kubelet v1.36.3") {

@@ -10,7 +10,6 @@ import (
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 
 	"github.com/ohmytalos/ohmytalos/internal/doctor"
-	"github.com/ohmytalos/ohmytalos/internal/engine"
 )
 
 // TestDoctorAPIBudget: another cluster's controller in the same project
@@ -18,10 +17,7 @@ import (
 // with reads; api-budget warns, names the other resources' actions, and
 // says what the API cannot tell.
 func TestDoctorAPIBudget(t *testing.T) {
-	c := startDoctorCluster(t, nil)
-	if err := c.apply(t, engine.Options{}); err != nil {
-		t.Fatalf("apply the seed spec in the sandbox: %v", err)
-	}
+	c := appliedDoctorCluster(t)
 	r := c.doctorResults(t)["api-budget"]
 	if r.Status != doctor.StatusPass || !strings.Contains(strings.Join(r.Evidence, "\n"), "this cluster: server create_server") {
 		t.Fatalf("api-budget after apply = %s, want pass naming this cluster's actions: %s", r.Status, describeResult(r))

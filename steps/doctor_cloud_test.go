@@ -15,17 +15,19 @@ import (
 
 	"github.com/ohmytalos/ohmytalos/internal/doctor"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
-	"github.com/ohmytalos/ohmytalos/internal/sandbox"
 )
 
 // kubeClient is client-go on the kubeconfig bootstrap stored.
 func (c *doctorCluster) kubeClient(t *testing.T) *kubernetes.Clientset {
 	t.Helper()
-	kc, err := c.env.State.Secret(secretKubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(kc)
+	return kubeClientOf(t, c.env)
+}
+
+// kubeClientOf is client-go on the kubeconfig env's state stores: the
+// operator's view.
+func kubeClientOf(t *testing.T, env *engine.Env) *kubernetes.Clientset {
+	t.Helper()
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(storedSecret(t, env, secretKubeconfig))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,10 +81,7 @@ func TestDoctorLBPending(t *testing.T) {
 	// The real control plane (the default): helm needs its OpenAPI
 	// documents; the simulated CCM's service controller
 	// (kubereal/servicecontroller.go) reads the running pod's environment.
-	c := startDoctorClusterWith(t, nil, sandbox.Options{})
-	if err := c.apply(t, engine.Options{}); err != nil {
-		t.Fatalf("apply the seed spec in the sandbox: %v", err)
-	}
+	c := appliedDoctorCluster(t)
 	cs := c.kubeClient(t)
 	ctx := context.Background()
 	if _, err := cs.CoreV1().Services("default").Create(ctx, lbKubeService("shop", nil), metav1.CreateOptions{}); err != nil {

@@ -6,12 +6,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/siderolabs/talos/pkg/machinery/config/configloader"
-	"github.com/siderolabs/talos/pkg/machinery/config/encoder"
 	"github.com/siderolabs/talos/pkg/machinery/config/types/v1alpha1"
 
 	"github.com/ohmytalos/ohmytalos/internal/doctor"
-	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/talosfake"
 )
 
@@ -20,11 +17,7 @@ import (
 // machine.network.interfaces patch does.
 func withDefaultRoute(t *testing.T, cfg []byte) []byte {
 	t.Helper()
-	p, err := configloader.NewFromBytes(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	patched, err := p.PatchV1Alpha1(func(c *v1alpha1.Config) error {
+	b, err := patchMachineConfig(cfg, "route via 10.0.0.1", func(c *v1alpha1.Config) error {
 		if c.MachineConfig.MachineNetwork == nil {
 			c.MachineConfig.MachineNetwork = &v1alpha1.NetworkConfig{}
 		}
@@ -32,10 +25,6 @@ func withDefaultRoute(t *testing.T, cfg []byte) []byte {
 			&v1alpha1.Device{DeviceInterface: "eth0", DeviceRoutes: []*v1alpha1.Route{{RouteNetwork: "0.0.0.0/0", RouteGateway: "10.0.0.1"}}})
 		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := patched.EncodeBytes(encoder.WithComments(encoder.CommentsDisabled))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,10 +38,7 @@ func withDefaultRoute(t *testing.T, cfg []byte) []byte {
 // only routes the network's range since 2025-08-11), the one whose
 // config routes via 10.0.0.1 passes.
 func TestDoctorEgress(t *testing.T) {
-	c := startDoctorCluster(t, nil)
-	if err := c.apply(t, engine.Options{}); err != nil {
-		t.Fatalf("apply the seed spec in the sandbox: %v", err)
-	}
+	c := appliedDoctorCluster(t)
 	r := c.doctorResults(t)["egress"]
 	if r.Status != doctor.StatusPass || !strings.Contains(strings.Join(r.Evidence, "\n"), "via 172.31.1.1 dev eth0") {
 		t.Fatalf("egress on the seed cluster = %s, want pass via 172.31.1.1: %s", r.Status, describeResult(r))

@@ -11,8 +11,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ohmytalos/ohmytalos/internal/doctor"
-	"github.com/ohmytalos/ohmytalos/internal/engine"
-	"github.com/ohmytalos/ohmytalos/internal/sandbox"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/talosfake"
 )
 
@@ -28,10 +26,7 @@ func pinnedPod(name, node, image string) *corev1.Pod {
 func TestDoctorImagePulls(t *testing.T) {
 	// The real control plane (the default): helm needs its OpenAPI
 	// documents; the registry faults answer its simulated kubelets' pulls.
-	c := startDoctorClusterWith(t, nil, sandbox.Options{})
-	if err := c.apply(t, engine.Options{}); err != nil {
-		t.Fatalf("apply the seed spec in the sandbox: %v", err)
-	}
+	c := appliedDoctorCluster(t)
 	var worker int64
 	var workerCfg []byte
 	for _, s := range c.sb.HCloud.Servers() {

@@ -35,6 +35,16 @@ func startDoctorCluster(t *testing.T, edit func(string) string) *doctorCluster {
 	return startDoctorClusterWith(t, edit, sandbox.Options{})
 }
 
+// appliedDoctorCluster is the seed spec applied in a fresh sandbox.
+func appliedDoctorCluster(t *testing.T) *doctorCluster {
+	t.Helper()
+	c := startDoctorCluster(t, nil)
+	if err := c.apply(t, engine.Options{}); err != nil {
+		t.Fatalf("apply the seed spec in the sandbox: %v", err)
+	}
+	return c
+}
+
 // startDoctorClusterWith is startDoctorCluster with the sandbox options
 // o (its durations, work dir and log are the doctor cluster's).
 func startDoctorClusterWith(t *testing.T, edit func(string) string, o sandbox.Options) *doctorCluster {
@@ -152,10 +162,7 @@ func describeResult(r doctor.Result) string {
 // its reason.
 func TestDoctorHealthySandboxCluster(t *testing.T) {
 	// The real control plane (the default): helm needs its OpenAPI documents.
-	c := startDoctorClusterWith(t, nil, sandbox.Options{})
-	if err := c.apply(t, engine.Options{}); err != nil {
-		t.Fatalf("apply the seed spec in the sandbox: %v", err)
-	}
+	c := appliedDoctorCluster(t)
 	rs := c.doctorResults(t)
 	if len(rs) != len(doctor.Checks()) {
 		t.Fatalf("%d results, want one per check (%d)", len(rs), len(doctor.Checks()))

@@ -69,6 +69,74 @@ func adopt[T any](ctx context.Context, f refinder[T], q reconcile.Query, got T, 
 	return zero, false, limitHint(f.Kind(), err)
 }
 
+// finder is the part of a reconcile service's Finder findOrCreate uses.
+type finder[T any] interface {
+	refinder[T]
+	Find(ctx context.Context, q reconcile.Query) (T, bool, error)
+	Meta(v T) reconcile.Meta
+}
+
+// ensured is a resource found, else created, and checkpointed.
+type ensured[T any] struct {
+	got   T
+	res   string           // its event name (kind/name)
+	found bool             // it existed before this run looked
+	acts  []*hcloud.Action // a create's actions to wait for (none when adopted)
+}
+
+// action is the one action a create returned (nil when found or adopted).
+func (e ensured[T]) action() *hcloud.Action {
+	if len(e.acts) == 0 {
+		return nil
+	}
+	return e.acts[0]
+}
+
+// findOrCreate finds q's resource through f, else makes it with create
+// (adopting the one a create whose response was lost made: its actions
+// are gone with that response), then checkpoints it under key. On a
+// checkpoint error the create's actions still come back.
+func findOrCreate[T any](ctx context.Context, env *engine.Env, step engine.StepName, key string, f finder[T], q reconcile.Query,
+	create func(context.Context) (T, []*hcloud.Action, error)) (ensured[T], error) {
+	var e ensured[T]
+	var err error
+	if e.got, e.found, err = f.Find(ctx, q); err != nil {
+		return ensured[T]{}, err
+	}
+	if !e.found {
+		var adopted bool
+		e.got, e.acts, err = create(ctx)
+		if e.got, adopted, err = adopt(ctx, f, q, e.got, err); err != nil {
+			return ensured[T]{}, err
+		}
+		if adopted {
+			e.acts = nil
+		}
+	}
+	e.res, err = checkpoint(env, step, key, f.Kind(), f.Meta(e.got))
+	return e, err
+}
+
+// noActions is a create of w that leaves no action to wait for.
+func noActions[T, W any](create func(context.Context, W) (T, error), w W) func(context.Context) (T, []*hcloud.Action, error) {
+	return func(ctx context.Context) (T, []*hcloud.Action, error) {
+		got, err := create(ctx, w)
+		return got, nil, err
+	}
+}
+
+// reconcileChanges makes the in-place part of a found resource's changes
+// with update, then reports them (emitChanges).
+func reconcileChanges(emit engine.Emit, res string, id int64, changes []engine.Change, update func() error) error {
+	if needsUpdate(changes) {
+		if err := update(); err != nil {
+			return updateError(res, err)
+		}
+	}
+	emitChanges(emit, res, id, changes)
+	return nil
+}
+
 // checkpoint records a found or created resource under key, keeping the
 // attributes recorded for the same ID (such as a load balancer's pending
 // create action), and returns its event name (kind/name).

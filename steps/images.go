@@ -3,7 +3,9 @@ package steps
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/url"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -139,12 +141,7 @@ func (s *Images) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) e
 	}
 	data.Schematics = ids
 	fc := s.d.Factory()
-	names := make([]string, 0, len(ids))
-	for n := range ids {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(ids)) {
 		id := ids[name]
 		if data.Registered[id] || !usesSchematic(needs, id) {
 			continue

@@ -2,8 +2,10 @@ package steps
 
 import (
 	"go/build"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -110,12 +112,7 @@ func reach(p string, deps map[string][]string) []string {
 		}
 	}
 	walk(p)
-	out := make([]string, 0, len(seen))
-	for q := range seen {
-		out = append(out, q)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(seen))
 }
 
 func under(p, prefix string) bool {

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"slices"
 	"testing"
 	"time"
@@ -16,7 +15,6 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/doctor"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
-	"github.com/ohmytalos/ohmytalos/internal/sandbox"
 )
 
 // ingressLB is the ingress load balancer after apply: the cloud
@@ -43,9 +41,7 @@ func (c *doctorCluster) ingressLB(t *testing.T) *hcloud.LoadBalancer {
 // balancer gets Traefik's 404, lb-targets and lb-owners pass, and a second
 // apply changes nothing on the load balancer the cloud controller manages.
 func TestIngressServesOnTheFirstApplyOnRealKubernetes(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("the real Kubernetes control plane is built from source: no go command on PATH")
-	}
+	needGo(t)
 	// startDoctorClusterWith moves HOME to the test's folder: keep the
 	// binaries' cache where it is, or they are built again from source.
 	cache, err := os.UserCacheDir()
@@ -53,10 +49,7 @@ func TestIngressServesOnTheFirstApplyOnRealKubernetes(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("XDG_CACHE_HOME", cache)
-	c := startDoctorClusterWith(t, nil, sandbox.Options{})
-	if err := c.apply(t, engine.Options{}); err != nil {
-		t.Fatalf("apply the seed spec in the sandbox: %v", err)
-	}
+	c := appliedDoctorCluster(t)
 	before := c.ingressLB(t)
 	for _, s := range before.Services {
 		if s.DestinationPort < 30000 || s.HealthCheck.Port != s.DestinationPort {

@@ -99,10 +99,7 @@ func TestBootstrapKubeconfigNamesPublicAddresses(t *testing.T) {
 		t.Fatal(err)
 	}
 	env := w.env(t)
-	kc, err := env.State.Secret(secretKubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
+	kc := storedSecret(t, env, secretKubeconfig)
 	public := map[string]string{}
 	for _, s := range w.SB.HCloud.Servers() {
 		public[s.Name] = s.PublicIPv4

@@ -18,40 +18,20 @@ import (
 // create action to wait for (nil when it already existed).
 func (s *Pools) loadBalancer(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit, netw *hcloud.Network, lb lbSpec) (*hcloud.Action, error) {
 	svc, w := s.d.loadBalancerService(c), lbWant(env.Spec, lb, netw)
-	q := query(env.State, lb.key, lb.labels)
-	got, found, err := svc.Find(ctx, q)
+	e, err := findOrCreate(ctx, env, s.Name(), lb.key, svc, query(env.State, lb.key, lb.labels), func(ctx context.Context) (*hcloud.LoadBalancer, []*hcloud.Action, error) {
+		r, err := svc.Create(ctx, w)
+		return r.LoadBalancer, []*hcloud.Action{r.Action}, err
+	})
 	if err != nil {
-		return nil, err
+		return e.action(), err
 	}
-	var act *hcloud.Action
-	if !found {
-		var r loadbalancer.Created
-		var adopted bool
-		r, err = svc.Create(ctx, w)
-		if got, adopted, err = adopt(ctx, svc, q, r.LoadBalancer, err); err != nil {
-			return nil, err
-		}
-		if !adopted {
-			act = r.Action
-		}
-	}
-	res, err := checkpoint(env, s.Name(), lb.key, svc.Kind(), svc.Meta(got))
-	if err != nil {
-		return act, err
-	}
-	if !found {
-		emitCreated(emit, res, got.ID, "")
-		return act, nil
+	got := e.got
+	if !e.found {
+		emitCreated(emit, e.res, got.ID, "")
+		return e.action(), nil
 	}
 	d := svc.Plan(got, w)
-	changes := lbChanges(got, w, d)
-	if needsUpdate(changes) {
-		if err := svc.Reconcile(ctx, got, w, d); err != nil {
-			return nil, updateError(res, err)
-		}
-	}
-	emitChanges(emit, res, got.ID, changes)
-	return nil, nil
+	return nil, reconcileChanges(emit, e.res, got.ID, lbChanges(got, w, d), func() error { return svc.Reconcile(ctx, got, w, d) })
 }
 
 // planLoadBalancer is item with what apply would do to a load balancer,

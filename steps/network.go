@@ -136,33 +136,19 @@ func (s *Network) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) 
 // the missing subnets and sets the labels in place; another IP range
 // needs a new network and is reported.
 func (s *Network) ensure(ctx context.Context, svc *network.Service, env *engine.Env, emit engine.Emit, w network.Want) (*hcloud.Network, error) {
-	q := query(env.State, keyNetwork, w.Labels)
-	n, found, err := svc.Find(ctx, q)
+	e, err := findOrCreate(ctx, env, s.Name(), keyNetwork, svc, query(env.State, keyNetwork, w.Labels), noActions(svc.Create, w))
 	if err != nil {
 		return nil, err
 	}
-	if !found {
-		n, err = svc.Create(ctx, w)
-		if n, _, err = adopt(ctx, svc, q, n, err); err != nil {
-			return nil, err
-		}
-	}
-	res, err := checkpoint(env, s.Name(), keyNetwork, svc.Kind(), svc.Meta(n))
-	if err != nil {
-		return nil, err
-	}
-	if !found {
-		emitCreated(emit, res, n.ID, fmt.Sprintf("%s with %d subnets", w.IPRange, len(w.Subnets)))
+	n := e.got
+	if !e.found {
+		emitCreated(emit, e.res, n.ID, fmt.Sprintf("%s with %d subnets", w.IPRange, len(w.Subnets)))
 		return n, nil
 	}
 	d := svc.Plan(n, w)
-	changes := networkChanges(n, w, d)
-	if needsUpdate(changes) {
-		if err := svc.Reconcile(ctx, n, w, d); err != nil {
-			return nil, updateError(res, err)
-		}
+	if err := reconcileChanges(emit, e.res, n.ID, networkChanges(n, w, d), func() error { return svc.Reconcile(ctx, n, w, d) }); err != nil {
+		return nil, err
 	}
-	emitChanges(emit, res, n.ID, changes)
 	return n, nil
 }
 

@@ -92,10 +92,7 @@ func TestCNIPatchWarnsAtPlan(t *testing.T) {
 func (w *world) nodeConfigs(t *testing.T, ctx context.Context) map[string]string {
 	t.Helper()
 	env := w.env(t)
-	tc, err := env.State.Secret(secretTalosconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tc := storedSecret(t, env, secretTalosconfig)
 	nodes, err := w.deps().addresses(ctx, env)
 	if err != nil {
 		t.Fatal(err)

@@ -270,33 +270,22 @@ func (d *Deps) waitLBActions(ctx context.Context, c *hcloud.Client, env *engine.
 // reported.
 func (s *Pools) placementGroup(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit, g pgSpec) (*hcloud.PlacementGroup, error) {
 	svc, w := placementgroup.New(&c.PlacementGroup), pgWant(g)
-	q := query(env.State, g.key, g.labels)
-	pg, found, err := svc.Find(ctx, q)
+	e, err := findOrCreate(ctx, env, s.Name(), g.key, svc, query(env.State, g.key, g.labels), noActions(svc.Create, w))
 	if err != nil {
 		return nil, err
 	}
-	if !found {
-		pg, err = svc.Create(ctx, w)
-		if pg, _, err = adopt(ctx, svc, q, pg, err); err != nil {
-			return nil, err
-		}
-	}
-	res, err := checkpoint(env, s.Name(), g.key, svc.Kind(), svc.Meta(pg))
-	if err != nil {
-		return nil, err
-	}
-	if !found {
-		emitCreated(emit, res, pg.ID, "")
+	pg := e.got
+	if !e.found {
+		emitCreated(emit, e.res, pg.ID, "")
 		return pg, nil
 	}
 	d := svc.Plan(pg, w)
-	changes := placementGroupChanges(pg, d)
-	if needsUpdate(changes) {
-		if pg, err = svc.Reconcile(ctx, pg, w, d); err != nil {
-			return nil, updateError(res, err)
-		}
+	if err := reconcileChanges(emit, e.res, pg.ID, placementGroupChanges(pg, d), func() (err error) {
+		pg, err = svc.Reconcile(ctx, pg, w, d)
+		return err
+	}); err != nil {
+		return nil, err
 	}
-	emitChanges(emit, res, pg.ID, changes)
 	return pg, nil
 }
 

@@ -39,34 +39,17 @@ func firewallWant(sp *spec.Spec, id string, sources []string) firewall.Want {
 // firewallChanges and made by svc.Reconcile.
 func ensureFirewall(ctx context.Context, c *hcloud.Client, env *engine.Env, emit engine.Emit, step engine.StepName, w firewall.Want) error {
 	svc := firewall.New(&c.Firewall, &c.Action)
-	q := query(env.State, keyFirewall, w.Labels)
-	f, found, err := svc.Find(ctx, q)
+	e, err := findOrCreate(ctx, env, step, keyFirewall, svc, query(env.State, keyFirewall, w.Labels), noActions(svc.Create, w))
 	if err != nil {
 		return err
 	}
-	if !found {
-		f, err = svc.Create(ctx, w)
-		if f, _, err = adopt(ctx, svc, q, f, err); err != nil {
-			return err
-		}
-	}
-	res, err := checkpoint(env, step, keyFirewall, svc.Kind(), svc.Meta(f))
-	if err != nil {
-		return err
-	}
-	if !found {
-		emitCreated(emit, res, f.ID, "")
+	f := e.got
+	if !e.found {
+		emitCreated(emit, e.res, f.ID, "")
 		return nil
 	}
 	d := svc.Plan(f, w)
-	changes := firewallChanges(f, w, d)
-	if needsUpdate(changes) {
-		if err := svc.Reconcile(ctx, f, w, d); err != nil {
-			return updateError(res, err)
-		}
-	}
-	emitChanges(emit, res, f.ID, changes)
-	return nil
+	return reconcileChanges(emit, e.res, f.ID, firewallChanges(f, w, d), func() error { return svc.Reconcile(ctx, f, w, d) })
 }
 
 // planFirewallItem is item with what apply would do to the firewall.

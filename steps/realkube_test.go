@@ -2,40 +2,19 @@ package steps
 
 import (
 	"context"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
-	"github.com/ohmytalos/ohmytalos/internal/sandbox"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
-	"github.com/ohmytalos/ohmytalos/internal/testworld"
 )
 
 // The seed cluster applies against the sandbox's real control plane
 // (issue 23), and a second apply does nothing.
 func TestApplySeedOnRealKubernetes(t *testing.T) {
-	if _, err := exec.LookPath("go"); err != nil {
-		t.Skip("the real Kubernetes control plane is built from source: no go command on PATH")
-	}
-
-	t.Setenv("OHMYTALOS_AGE_KEY_FILE", filepath.Join(t.TempDir(), "age.key"))
-
-	sp, err := spec.Load("../examples/seed.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	sb, err := sandbox.Start(context.Background(), sandbox.Options{Progress: func(s string) { t.Log(s) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { sb.Close() })
-
-	w := &world{&testworld.World{SB: sb, Dir: t.TempDir(), Spec: sp}}
+	w := seedWorld(t, func(*spec.Spec) {})
 	if _, err := w.apply(t, context.Background(), func(engine.Event) {}); err != nil {
 		t.Fatal(err)
 	}
@@ -65,14 +44,5 @@ func TestApplySeedOnRealKubernetes(t *testing.T) {
 		}
 	}
 
-	var again []engine.Event
-	if _, err := w.apply(t, context.Background(), func(ev engine.Event) { again = append(again, ev) }); err != nil {
-		t.Fatal(err)
-	}
-
-	for _, ev := range again {
-		if ev.Kind != engine.KindSkipped {
-			t.Errorf("second apply did something: %+v", ev)
-		}
-	}
+	w.applyChangesNothing(t)
 }

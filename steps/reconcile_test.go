@@ -172,15 +172,7 @@ func TestLoadBalancerDriftIsRepaired(t *testing.T) {
 			t.Errorf("service %d health check = %+v", svc.ListenPort, svc.HealthCheck)
 		}
 	}
-	must := func(a *hcloud.Action, _ *hcloud.Response, err error) {
-		t.Helper()
-		if err == nil {
-			err = c.Action.WaitFor(ctx, a)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	must := actionDone(t, ctx, c)
 	must(c.LoadBalancer.ChangeType(ctx, lb, hcloud.LoadBalancerChangeTypeOpts{LoadBalancerType: &hcloud.LoadBalancerType{Name: "lb21"}}))
 	must(c.LoadBalancer.UpdateService(ctx, lb, 80, hcloud.LoadBalancerUpdateServiceOpts{
 		HealthCheck: &hcloud.LoadBalancerUpdateServiceOptsHealthCheck{Interval: hcloud.Ptr(30 * time.Second)}}))
@@ -272,15 +264,7 @@ func TestServerDrift(t *testing.T) {
 	// A server out of its placement group: Hetzner moves it only while
 	// it is off, so a running one is reported, a stopped one moved.
 	w.Spec.Pools[0].ServerType = "cpx32"
-	wait := func(a *hcloud.Action, _ *hcloud.Response, err error) {
-		t.Helper()
-		if err == nil {
-			err = c.Action.WaitFor(ctx, a)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
+	wait := actionDone(t, ctx, c)
 	wait(c.Server.Poweroff(ctx, sv))
 	wait(c.Server.RemoveFromPlacementGroup(ctx, sv))
 	it = w.planOf(t, StepServers, "server", sv.Name)
@@ -448,5 +432,19 @@ func TestNetworkAndPlacementGroupDrift(t *testing.T) {
 	it := w.planOf(t, StepNetwork, "network", w.Spec.Name)
 	if it.Action != engine.ActionReplace || it.Changes[0].Field != fieldIPRange || it.Changes[0].Old != "10.0.0.0/16" {
 		t.Errorf("plan after a new range = %s %v", it.Action, it.Changes)
+	}
+}
+
+// actionDone checks an hcloud-go call that answers with an action: the
+// call succeeds and the action finishes, else the test fails.
+func actionDone(t *testing.T, ctx context.Context, c *hcloud.Client) func(*hcloud.Action, *hcloud.Response, error) {
+	return func(a *hcloud.Action, _ *hcloud.Response, err error) {
+		t.Helper()
+		if err == nil {
+			err = c.Action.WaitFor(ctx, a)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -34,6 +34,17 @@ func (w *world) deps() *Deps {
 // env opens the state as a new process would.
 func (w *world) env(t *testing.T) *engine.Env { return w.Env(t) }
 
+// storedSecret is the secret env's state stores under name; the test
+// fails when there is none.
+func storedSecret(t *testing.T, env *engine.Env, name string) []byte {
+	t.Helper()
+	b, err := env.State.Secret(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // apply runs every step in a fresh "process"; events go to sink.
 func (w *world) apply(t *testing.T, ctx context.Context, sink func(engine.Event)) (*Deps, error) {
 	t.Helper()

@@ -24,11 +24,7 @@ const etcdCallTimeout = 20 * time.Second
 // the member list is read again until it no longer has the node. A member
 // already gone is fine.
 func (s *ScaleDown) leaveEtcd(ctx context.Context, env *engine.Env, r removal, emit engine.Emit) error {
-	tc, err := env.State.Secret(secretTalosconfig)
-	if err != nil {
-		return fmt.Errorf("no talosconfig stored (%w): run the bootstrap step first", err)
-	}
-	ips, err := s.publicIPs(ctx, env)
+	tc, ips, err := s.talosAccess(ctx, env)
 	if err != nil {
 		return err
 	}
@@ -60,6 +56,17 @@ func (s *ScaleDown) leaveEtcd(ctx context.Context, env *engine.Env, r removal, e
 		return err
 	}
 	return s.waitGone(ctx, peer, r.Name, len(members)-1, emit)
+}
+
+// talosAccess is what reaching the nodes' Talos APIs takes: the stored
+// talosconfig and the cluster's servers' public IPv4 by node name.
+func (s *ScaleDown) talosAccess(ctx context.Context, env *engine.Env) (talosconfig []byte, ips map[string]string, _ error) {
+	tc, err := env.State.Secret(secretTalosconfig)
+	if err != nil {
+		return nil, nil, fmt.Errorf("no talosconfig stored (%w): run the bootstrap step first", err)
+	}
+	ips, err = s.publicIPs(ctx, env)
+	return tc, ips, err
 }
 
 // publicIPs maps the cluster's servers (by node name) to their public IPv4.
@@ -182,11 +189,7 @@ func (s *ScaleDown) waitGone(ctx context.Context, peer *talosapi.Client, name st
 // bootstrap step leaves that check to this step while a leaving control
 // plane may hold it.
 func (s *ScaleDown) waitVIP(ctx context.Context, env *engine.Env, emit engine.Emit) error {
-	tc, err := env.State.Secret(secretTalosconfig)
-	if err != nil {
-		return fmt.Errorf("no talosconfig stored (%w): run the bootstrap step first", err)
-	}
-	ips, err := s.publicIPs(ctx, env)
+	tc, ips, err := s.talosAccess(ctx, env)
 	if err != nil {
 		return err
 	}

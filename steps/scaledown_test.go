@@ -3,6 +3,7 @@ package steps
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -15,7 +16,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
@@ -25,21 +25,7 @@ import (
 // kubeClient is client-go on the stored kubeconfig: the operator's view.
 func (w *world) kubeClient(t *testing.T) *kubernetes.Clientset {
 	t.Helper()
-	kc, err := w.env(t).State.Secret(secretKubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := clientcmd.RESTConfigFromKubeConfig(kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// The sandbox's API server speaks JSON only.
-	cfg.ContentType = "application/json"
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cs
+	return kubeClientOf(t, w.env(t))
 }
 
 // runScaleDown runs only the scale-down step with a drain timeout.
@@ -59,17 +45,10 @@ func waitNoNode(t *testing.T, cs *kubernetes.Clientset, name string) {
 // waitNoNodeWithin is waitNoNode with its own deadline.
 func waitNoNodeWithin(t *testing.T, cs *kubernetes.Clientset, name string, within time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(within)
-	for {
+	waitForWithin(t, within, "node "+name+" to leave Kubernetes", func() (bool, string) {
 		_, err := cs.CoreV1().Nodes().Get(context.Background(), name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("node %s still in Kubernetes (err %v)", name, err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return apierrors.IsNotFound(err), fmt.Sprintf("err %v", err)
+	})
 }
 
 // blockWithPDB runs a ready pod on node, guarded by a budget that allows
@@ -89,19 +68,12 @@ func blockWithPDB(t *testing.T, cs *kubernetes.Clientset, node string) {
 	if _, err := cs.PolicyV1().PodDisruptionBudgets("default").Create(ctx, pdb, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	waitForWithin(t, 10*time.Second, "the blocker pod to be ready", func() (bool, string) {
 		p, err := cs.CoreV1().Pods("default").Get(ctx, "blocker", metav1.GetOptions{})
-		if err == nil && slices.ContainsFunc(p.Status.Conditions, func(c corev1.PodCondition) bool {
+		return err == nil && slices.ContainsFunc(p.Status.Conditions, func(c corev1.PodCondition) bool {
 			return c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue
-		}) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("blocker pod never ready: %v %+v", err, p)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		}), fmt.Sprintf("%v %+v", err, p)
+	})
 }
 
 // TestScaleDownWorker lowers the worker pool from 2 to 1: a budget that
@@ -292,10 +264,7 @@ func TestScaleDownControlPlanes(t *testing.T) {
 	if err != nil || cp1 == nil {
 		t.Fatalf("demo-cp-1: %v", err)
 	}
-	tc, err := w.env(t).State.Secret(secretTalosconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tc := storedSecret(t, w.env(t), secretTalosconfig)
 	c, err := talosapi.Connect(context.Background(), tc, cp1.PublicNet.IPv4.IP.String())
 	if err != nil {
 		t.Fatal(err)
@@ -448,13 +417,10 @@ func moveVIPAway(t *testing.T, w *world) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(20 * time.Second)
-	for w.SB.Talos.Node(cp1.ID) == nil || w.SB.Talos.Node(cp1.ID).KubernetesEndpoint() == "" {
-		if time.Now().After(deadline) {
-			t.Fatal("demo-cp-1 did not come back")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitFor(t, "demo-cp-1 to come back", func() (bool, string) {
+		n := w.SB.Talos.Node(cp1.ID)
+		return n != nil && n.KubernetesEndpoint() != "", ""
+	})
 	waitVIPHolder(t, w, func(h string) bool { return h == holder })
 }
 
@@ -462,15 +428,14 @@ func moveVIPAway(t *testing.T, w *world) {
 // ok accepts it; it returns the holder.
 func waitVIPHolder(t *testing.T, w *world, ok func(string) bool) string {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	var holder string
+	waitFor(t, "one VIP holder", func() (bool, string) {
 		hs := w.SB.Talos.VIPHolders("demo")
 		if len(hs) == 1 && ok(hs[0]) {
-			return hs[0]
+			holder = hs[0]
+			return true, ""
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("VIP holders = %v", hs)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false, fmt.Sprintf("VIP holders = %v", hs)
+	})
+	return holder
 }

@@ -57,39 +57,23 @@ func serverSelector(sp *spec.Spec, n spec.Node) map[string]string {
 // phases that follow. It returns a create's pending actions.
 func (s *Servers) ensureServer(ctx context.Context, svc *server.Service, servers serverFinder, env *engine.Env, emit engine.Emit, n spec.Node, netw *hcloud.Network,
 	create func(context.Context) (*hcloud.Server, []*hcloud.Action, error)) (*hcloud.Server, []*hcloud.Action, error) {
-	q := query(env.State, serverKey(n.Name), serverSelector(env.Spec, n))
-	sv, found, err := servers.Find(ctx, q)
+	e, err := findOrCreate(ctx, env, s.Name(), serverKey(n.Name), servers, query(env.State, serverKey(n.Name), serverSelector(env.Spec, n)), create)
 	if err != nil {
-		return nil, nil, err
+		return nil, e.acts, err
 	}
-	var acts []*hcloud.Action
-	if !found {
-		var adopted bool
-		sv, acts, err = create(ctx)
-		if sv, adopted, err = adopt(ctx, servers, q, sv, err); err != nil {
-			return nil, nil, err
-		}
-		if adopted {
-			acts = nil
-		}
-	}
-	res, err := checkpoint(env, s.Name(), serverKey(n.Name), servers.Kind(), servers.Meta(sv))
-	if err != nil {
-		return nil, acts, err
-	}
-	if !found {
-		emitCreated(emit, res, sv.ID, fmt.Sprintf("%s in %s", n.ServerType, n.Location))
-		return sv, acts, nil
+	sv := e.got
+	if !e.found {
+		emitCreated(emit, e.res, sv.ID, fmt.Sprintf("%s in %s", n.ServerType, n.Location))
+		return sv, e.acts, nil
 	}
 	w := s.serverWant(env, n, netw)
 	d := svc.Plan(sv, w)
-	changes := serverChanges(sv, w, n, d)
-	if needsUpdate(changes) {
-		if sv, err = svc.Reconcile(ctx, sv, w, d); err != nil {
-			return nil, nil, updateError(res, err)
-		}
+	if err := reconcileChanges(emit, e.res, sv.ID, serverChanges(sv, w, n, d), func() (err error) {
+		sv, err = svc.Reconcile(ctx, sv, w, d)
+		return err
+	}); err != nil {
+		return nil, nil, err
 	}
-	emitChanges(emit, res, sv.ID, changes)
 	return sv, nil, nil
 }
 
@@ -150,39 +134,22 @@ func serverChanges(sv *hcloud.Server, w server.Want, n spec.Node, d server.Diff)
 // labels and a larger size set in place; a smaller size or another
 // location needs a new volume and is reported.
 func (s *Servers) ensureVolume(ctx context.Context, svc *volume.Service, env *engine.Env, emit engine.Emit, key string, w volume.Want) (*hcloud.Volume, *hcloud.Action, error) {
-	q := query(env.State, key, w.Labels)
-	v, found, err := svc.Find(ctx, q)
+	e, err := findOrCreate(ctx, env, s.Name(), key, svc, query(env.State, key, w.Labels), func(ctx context.Context) (*hcloud.Volume, []*hcloud.Action, error) {
+		r, err := svc.Create(ctx, w)
+		return r.Volume, []*hcloud.Action{r.Action}, err
+	})
 	if err != nil {
-		return nil, nil, err
+		return nil, e.action(), err
 	}
-	var act *hcloud.Action
-	if !found {
-		var r volume.Created
-		var adopted bool
-		r, err = svc.Create(ctx, w)
-		if v, adopted, err = adopt(ctx, svc, q, r.Volume, err); err != nil {
-			return nil, nil, err
-		}
-		if !adopted {
-			act = r.Action
-		}
-	}
-	res, err := checkpoint(env, s.Name(), key, svc.Kind(), svc.Meta(v))
-	if err != nil {
-		return nil, act, err
-	}
-	if !found {
-		emitCreated(emit, res, v.ID, "")
-		return v, act, nil
+	v := e.got
+	if !e.found {
+		emitCreated(emit, e.res, v.ID, "")
+		return v, e.action(), nil
 	}
 	d := svc.Plan(v, w)
-	changes := volumeChanges(v, d)
-	if needsUpdate(changes) {
-		if err := svc.Reconcile(ctx, v, w, d); err != nil {
-			return nil, nil, updateError(res, err)
-		}
+	if err := reconcileChanges(emit, e.res, v.ID, volumeChanges(v, d), func() error { return svc.Reconcile(ctx, v, w, d) }); err != nil {
+		return nil, nil, err
 	}
-	emitChanges(emit, res, v.ID, changes)
 	return v, nil, nil
 }
 

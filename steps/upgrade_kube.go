@@ -43,13 +43,11 @@ func checkKubernetesPath(from, to string) error {
 	if from == "" || from == to {
 		return nil
 	}
-	f, err := parseRelease(from)
+	f, t, err := parsePath(from, to,
+		fmt.Errorf("the cluster runs Kubernetes %q, which is no release version: upgrade it by hand", from),
+		fmt.Errorf("kubernetes.version: %q is not a Kubernetes release version: use the form \"1.36.3\"", to))
 	if err != nil {
-		return fmt.Errorf("the cluster runs Kubernetes %q, which is no release version: upgrade it by hand", from)
-	}
-	t, err := parseRelease(to)
-	if err != nil {
-		return fmt.Errorf("kubernetes.version: %q is not a Kubernetes release version: use the form \"1.36.3\"", to)
+		return err
 	}
 	switch {
 	case t.Major != f.Major || t.Minor < f.Minor || (t.Minor == f.Minor && t.Patch < f.Patch):
@@ -68,11 +66,7 @@ func checkKubernetesPath(from, to string) error {
 // withKubeletImage keeps a node's kubelet at version in a rendered config:
 // control-plane components move first, kubelets after.
 func withKubeletImage(cfg []byte, version string) ([]byte, error) {
-	p, err := configloader.NewFromBytes(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("load rendered machine config: %w", err)
-	}
-	patched, err := p.PatchV1Alpha1(func(c *v1alpha1.Config) error {
+	return patchMachineConfig(cfg, "keep the kubelet at "+version, func(c *v1alpha1.Config) error {
 		if c.MachineConfig == nil {
 			return fmt.Errorf("the config has no machine section")
 		}
@@ -82,8 +76,19 @@ func withKubeletImage(cfg []byte, version string) ([]byte, error) {
 		c.MachineConfig.MachineKubelet.KubeletImage = constants.KubeletImage + ":" + version
 		return nil
 	})
+}
+
+// patchMachineConfig changes a rendered machine config with patch
+// (machinery's Container.PatchV1Alpha1) and encodes it without comments;
+// what names the change in patch's error.
+func patchMachineConfig(cfg []byte, what string, patch func(*v1alpha1.Config) error) ([]byte, error) {
+	p, err := configloader.NewFromBytes(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("keep the kubelet at %s: %w", version, err)
+		return nil, fmt.Errorf("load rendered machine config: %w", err)
+	}
+	patched, err := p.PatchV1Alpha1(patch)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	b, err := patched.EncodeBytes(encoder.WithComments(encoder.CommentsDisabled))
 	if err != nil {

@@ -24,13 +24,11 @@ func checkTalosPath(from, to string) error {
 	if from == "" || from == to {
 		return nil
 	}
-	f, err := parseRelease(from)
+	f, t, err := parsePath(from, to,
+		fmt.Errorf("the node runs Talos %q, which is no release version: upgrade it by hand with talosctl", from),
+		fmt.Errorf("talos.version: %q is not a Talos release version: use the form \"v1.13.9\"", to))
 	if err != nil {
-		return fmt.Errorf("the node runs Talos %q, which is no release version: upgrade it by hand with talosctl", from)
-	}
-	t, err := parseRelease(to)
-	if err != nil {
-		return fmt.Errorf("talos.version: %q is not a Talos release version: use the form \"v1.13.9\"", to)
+		return err
 	}
 	if f.Major != t.Major {
 		return fmt.Errorf("talos.version: %s -> %s changes the major release: Talos has no supported path for it", from, to)
@@ -65,6 +63,20 @@ func parseRelease(v string) (release, error) {
 		return release{}, fmt.Errorf("%q is not a release version", v)
 	}
 	return r, nil
+}
+
+// parsePath parses both versions of a change from one release to
+// another; badFrom or badTo is the error when that one is no release
+// version.
+func parsePath(from, to string, badFrom, badTo error) (f, t release, _ error) {
+	f, err := parseRelease(from)
+	if err != nil {
+		return f, t, badFrom
+	}
+	if t, err = parseRelease(to); err != nil {
+		return f, t, badTo
+	}
+	return f, t, nil
 }
 
 // talos upgrades every node that does not run the target release and

@@ -10,8 +10,6 @@ import (
 	clientconfig "github.com/siderolabs/talos/pkg/machinery/client/config"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 )
@@ -35,10 +33,7 @@ func smallWorld(t *testing.T, talosVersion, k8s string) *world {
 // machinery client, keyed by server name, with the server IDs.
 func talosVersions(t *testing.T, w *world) (map[string]string, map[string]int64) {
 	t.Helper()
-	tc, err := w.env(t).State.Secret(secretTalosconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tc := storedSecret(t, w.env(t), secretTalosconfig)
 	cfg, err := clientconfig.FromBytes(tc)
 	if err != nil {
 		t.Fatal(err)
@@ -293,19 +288,7 @@ func nodeSpecs(t *testing.T, w *world, field func(corev1.NodeSpec) bool) map[str
 // nodeField reads one field of every node through client-go.
 func nodeField[T any](t *testing.T, w *world, field func(corev1.Node) T) map[string]T {
 	t.Helper()
-	kc, err := w.env(t).State.Secret(secretKubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rc, err := clientcmd.RESTConfigFromKubeConfig(kc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cs, err := kubernetes.NewForConfig(rc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nodes, err := cs.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	nodes, err := w.kubeClient(t).CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,10 +348,23 @@ func TestKubernetesUpgradeMovesEveryKubelet(t *testing.T) {
 	}
 }
 
+// pathCase is an upgrade from one version to another and the error text
+// it must give ("" for none).
+type pathCase struct{ from, to, want string }
+
+// checkPaths checks every case's upgrade with check.
+func checkPaths(t *testing.T, check func(from, to string) error, cases []pathCase) {
+	t.Helper()
+	for _, tc := range cases {
+		err := check(tc.from, tc.to)
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s -> %s: %v, want %q", tc.from, tc.to, err, tc.want)
+		}
+	}
+}
+
 func TestCheckTalosPath(t *testing.T) {
-	for _, tc := range []struct {
-		from, to, want string
-	}{
+	checkPaths(t, checkTalosPath, []pathCase{
 		{"v1.13.0", "v1.13.9", ""},
 		{"v1.13.9", "v1.13.0", ""},
 		{"v1.12.6", "v1.13.9", ""},
@@ -379,12 +375,8 @@ func TestCheckTalosPath(t *testing.T) {
 		{"v1.14.1", "v1.12.0", "cannot downgrade from v1.14.1 to v1.12.0"},
 		{"v1.13.9", "v2.0.0", "changes the major release"},
 		{"v1.13.9", "v1.x", "not a Talos release version"},
-	} {
-		err := checkTalosPath(tc.from, tc.to)
-		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
-			t.Errorf("%s -> %s: %v, want %q", tc.from, tc.to, err, tc.want)
-		}
-	}
+		{"v1.x", "v1.13.9", "the node runs Talos \"v1.x\", which is no release version"},
+	})
 }
 
 func TestKubernetesSupported(t *testing.T) {
@@ -405,9 +397,7 @@ func TestKubernetesSupported(t *testing.T) {
 }
 
 func TestCheckKubernetesPath(t *testing.T) {
-	for _, tc := range []struct {
-		from, to, want string
-	}{
+	checkPaths(t, checkKubernetesPath, []pathCase{
 		{"v1.35.2", "v1.36.3", ""},
 		{"v1.36.0", "v1.36.3", ""},
 		{"", "v1.36.3", ""},
@@ -415,12 +405,9 @@ func TestCheckKubernetesPath(t *testing.T) {
 		{"v1.36.3", "v1.35.0", "is a downgrade"},
 		{"v1.34.1", "v1.36.3", "latest patch of 1.35.x and apply"},
 		{"v1.33.1", "v1.36.3", "1.34.x, then 1.35.x"},
-	} {
-		err := checkKubernetesPath(tc.from, tc.to)
-		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
-			t.Errorf("%s -> %s: %v, want %q", tc.from, tc.to, err, tc.want)
-		}
-	}
+		{"v1.36.3", "1.x", "not a Kubernetes release version"},
+		{"1.x", "v1.36.3", "the cluster runs Kubernetes \"1.x\", which is no release version"},
+	})
 }
 
 // A removed node leaves no upgrade history behind for a server added later

@@ -7,6 +7,8 @@ package destroy
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
@@ -75,12 +77,10 @@ func NewPlan(ctx context.Context, d *steps.Deps, env *engine.Env, opts Options) 
 	if err != nil {
 		return nil, fmt.Errorf("list networks: %w", err)
 	}
+	p.Networks = keep(&dc, "network", nets, func(n *hcloud.Network) (string, int64, map[string]string) { return n.Name, n.ID, n.Labels })
 	ownNets := map[int64]bool{}
-	for _, n := range nets {
-		if dc.take("network", n.Name, n.ID, n.Labels) {
-			p.Networks = append(p.Networks, n)
-			ownNets[n.ID] = true
-		}
+	for _, n := range p.Networks {
+		ownNets[n.ID] = true
 	}
 	if err := planLoadBalancers(ctx, c, &dc, env.Spec.Name, ownNets); err != nil {
 		return nil, err
@@ -89,12 +89,10 @@ func NewPlan(ctx context.Context, d *steps.Deps, env *engine.Env, opts Options) 
 	if err != nil {
 		return nil, fmt.Errorf("list servers: %w", err)
 	}
+	p.Servers = keep(&dc, "server", servers, func(s *hcloud.Server) (string, int64, map[string]string) { return s.Name, s.ID, s.Labels })
 	ownServers := map[int64]bool{}
-	for _, s := range servers {
-		if dc.take("server", s.Name, s.ID, s.Labels) {
-			p.Servers = append(p.Servers, s)
-			ownServers[s.ID] = true
-		}
+	for _, s := range p.Servers {
+		ownServers[s.ID] = true
 	}
 	if err := planVolumes(ctx, c, &dc, env.Spec.Name, list, ownServers); err != nil {
 		return nil, err
@@ -103,20 +101,12 @@ func NewPlan(ctx context.Context, d *steps.Deps, env *engine.Env, opts Options) 
 	if err != nil {
 		return nil, fmt.Errorf("list firewalls: %w", err)
 	}
-	for _, f := range fws {
-		if dc.take("firewall", f.Name, f.ID, f.Labels) {
-			p.Firewalls = append(p.Firewalls, f)
-		}
-	}
+	p.Firewalls = keep(&dc, "firewall", fws, func(f *hcloud.Firewall) (string, int64, map[string]string) { return f.Name, f.ID, f.Labels })
 	groups, err := c.PlacementGroup.AllWithOpts(ctx, hcloud.PlacementGroupListOpts{ListOpts: list})
 	if err != nil {
 		return nil, fmt.Errorf("list placement groups: %w", err)
 	}
-	for _, g := range groups {
-		if dc.take("placement-group", g.Name, g.ID, g.Labels) {
-			p.Groups = append(p.Groups, g)
-		}
-	}
+	p.Groups = keep(&dc, "placement-group", groups, func(g *hcloud.PlacementGroup) (string, int64, map[string]string) { return g.Name, g.ID, g.Labels })
 	if opts.Images {
 		if err := planSnapshots(ctx, c, &dc); err != nil {
 			return nil, err
@@ -124,6 +114,19 @@ func NewPlan(ctx context.Context, d *steps.Deps, env *engine.Env, opts Options) 
 	}
 	p.order()
 	return p, nil
+}
+
+// keep is what of all (of one kind, labelled for the cluster) destroy
+// deletes, each classified by dc; meta names a resource's name, ID and
+// labels.
+func keep[T any](dc *destroyClassifier, kind string, all []T, meta func(T) (string, int64, map[string]string)) []T {
+	var out []T
+	for _, r := range all {
+		if name, id, labels := meta(r); dc.take(kind, name, id, labels) {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // destroyClassifier sorts what carries the cluster's name into the
@@ -196,11 +199,7 @@ func planVolumes(ctx context.Context, c *hcloud.Client, dc *destroyClassifier, c
 	if err != nil {
 		return fmt.Errorf("list volumes: %w", err)
 	}
-	for _, v := range vols {
-		if dc.take("volume", v.Name, v.ID, v.Labels) {
-			dc.p.Volumes = append(dc.p.Volumes, v)
-		}
-	}
+	dc.p.Volumes = append(dc.p.Volumes, keep(dc, "volume", vols, func(v *hcloud.Volume) (string, int64, map[string]string) { return v.Name, v.ID, v.Labels })...)
 	csiSel := cloud.Selector(map[string]string{cloud.LabelCluster: cluster, "managed-by": "csi-driver"})
 	csiVols, err := c.Volume.AllWithOpts(ctx, hcloud.VolumeListOpts{ListOpts: hcloud.ListOpts{LabelSelector: csiSel}})
 	if err != nil {
@@ -227,12 +226,7 @@ func planSnapshots(ctx context.Context, c *hcloud.Client, dc *destroyClassifier)
 	if err != nil {
 		return err
 	}
-	keys := make([]string, 0, len(snapshots))
-	for k := range snapshots {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(snapshots)) {
 		id := snapshots[k]
 		img, _, err := c.Image.GetByID(ctx, id)
 		if err != nil {

@@ -14,11 +14,7 @@ import (
 )
 
 func TestDestroyLeavesNothingLabelled(t *testing.T) {
-	w := newWorld(t, "../../examples/seed.yaml")
-	d, err := w.apply(t, context.Background(), engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, d := appliedSeed(t)
 	env := w.env(t)
 	c, err := d.HCloud(context.Background(), w.Spec)
 	if err != nil {

@@ -17,11 +17,7 @@ import (
 // applied, lists everything of the first cluster as unowned and deletes
 // nothing; the first checkout's plan takes its own cluster.
 func TestSecondCheckoutCannotDestroyTheFirst(t *testing.T) {
-	w := newWorld(t, "../../examples/seed.yaml")
-	d, err := w.apply(t, context.Background(), engine.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	w, d := appliedSeed(t)
 	first := w.env(t).State.ClusterID()
 	other, err := spec.Load("../../examples/seed.yaml")
 	if err != nil {
@@ -68,10 +64,7 @@ func TestSecondCheckoutCannotDestroyTheFirst(t *testing.T) {
 // TestDestroyImagesKeepsReusedSnapshots: a second cluster (another name)
 // reuses the first's snapshots; its destroy --images keeps them.
 func TestDestroyImagesKeepsReusedSnapshots(t *testing.T) {
-	w := newWorld(t, "../../examples/seed.yaml")
-	if _, err := w.apply(t, context.Background(), engine.Options{}); err != nil {
-		t.Fatal(err)
-	}
+	w, _ := appliedSeed(t)
 	other, err := spec.Load("../../examples/seed.yaml")
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,18 @@ type world struct{ *testworld.World }
 
 func newWorld(t *testing.T, specPath string) *world { return &world{testworld.New(t, specPath)} }
 
+// appliedSeed is the seed spec applied in a fresh sandbox, with the deps
+// that applied it.
+func appliedSeed(t *testing.T) (*world, *steps.Deps) {
+	t.Helper()
+	w := newWorld(t, "../../examples/seed.yaml")
+	d, err := w.apply(t, context.Background(), engine.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w, d
+}
+
 // deps wires fresh clients to the sandbox, as a new process would.
 func (w *world) deps() *steps.Deps {
 	d := steps.SandboxDeps(steps.SandboxEndpoints{
