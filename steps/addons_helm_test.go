@@ -19,6 +19,7 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/releases"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox"
+	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubereal/kubetest"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/internal/testworld"
 )
@@ -123,9 +124,13 @@ func TestAddonsHelmReleasesOnRealKubernetes(t *testing.T) {
 		}
 	}
 
-	helm := stockHelm(t)
+	helm, err := kubetest.StockHelm()
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc := storedSecret(t, w.env(t), secretKubeconfig)
 	var listed []struct{ Name, Namespace, Status string }
-	if err := json.Unmarshal(w.helmCLI(t, helm, "list", "-A", "-o", "json"), &listed); err != nil {
+	if err := json.Unmarshal(kubetest.Helm(t, helm, kc, "list", "-A", "-o", "json"), &listed); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range listed {
@@ -136,7 +141,7 @@ func TestAddonsHelmReleasesOnRealKubernetes(t *testing.T) {
 	if len(want) > 0 {
 		t.Errorf("helm list -A lacks %v: %+v", want, listed)
 	}
-	vals := string(w.helmCLI(t, helm, "get", "values", "cilium", "-n", "kube-system", "-o", "json"))
+	vals := string(kubetest.Helm(t, helm, kc, "get", "values", "cilium", "-n", "kube-system", "-o", "json"))
 	if !strings.Contains(vals, `"relay":{"enabled":true}`) || !strings.Contains(vals, `"k8sServicePort":7445`) {
 		t.Errorf("helm get values cilium lacks the spec's hubble.relay.enabled or ohmytalos's KubePrism port: %s", vals)
 	}
@@ -281,54 +286,4 @@ func TestAddonsMigrateTypedObjectsToReleases(t *testing.T) {
 	if cur := w.release(t, "notes", "extras"); cur.Found {
 		t.Errorf("the removed extra is still installed: %+v", cur)
 	}
-}
-
-// stockHelm is the stock helm CLI (helm.sh/helm/v4/cmd/helm at go.mod's
-// version), built once into the user's cache as internal/releases'
-// tests build it.
-func stockHelm(t *testing.T) string {
-	t.Helper()
-	base, err := os.UserCacheDir()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(base, "ohmytalos", "helm", "v4.3.1", "helm")
-	if _, err := os.Stat(bin); err == nil {
-		return bin
-	}
-	if err := os.MkdirAll(filepath.Dir(bin), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	tmp := bin + ".tmp-steps"
-	if out, err := exec.Command("go", "build", "-o", tmp, "helm.sh/helm/v4/cmd/helm").CombinedOutput(); err != nil {
-		t.Fatalf("build the stock helm CLI: %v\n%s", err, out)
-	}
-	if err := os.Rename(tmp, bin); err != nil {
-		t.Fatal(err)
-	}
-	return bin
-}
-
-// helmCLI runs the stock helm CLI against the world's cluster with a
-// private helm home.
-func (w *world) helmCLI(t *testing.T, bin string, args ...string) []byte {
-	t.Helper()
-	kc := storedSecret(t, w.env(t), secretKubeconfig)
-	home := t.TempDir()
-	kcPath := filepath.Join(home, "kubeconfig")
-	if err := os.WriteFile(kcPath, kc, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Env = []string{"HOME=" + home, "KUBECONFIG=" + kcPath, "HELM_CACHE_HOME=" + home + "/cache",
-		"HELM_CONFIG_HOME=" + home + "/config", "HELM_DATA_HOME=" + home + "/data", "PATH=" + os.Getenv("PATH")}
-	out, err := cmd.Output()
-	if err != nil {
-		stderr := ""
-		if ee, ok := err.(*exec.ExitError); ok {
-			stderr = string(ee.Stderr)
-		}
-		t.Fatalf("helm %v: %v\n%s", args, err, stderr)
-	}
-	return out
 }
