@@ -134,7 +134,10 @@ func sandboxDemoOptions(log *slog.Logger) sandbox.Options {
 			"enable_rescue": time.Second, "create_load_balancer": 2 * time.Second,
 		},
 		BootDelay: 3 * time.Second,
-		Log:       log,
+		// Health checks at a tenth of Hetzner's: the ingress's first
+		// check comes 1.5 s after its targets, not 15 s.
+		HealthCheckScale: 0.1,
+		Log:              log,
 	}
 }
 

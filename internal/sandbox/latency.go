@@ -81,8 +81,9 @@ func HetznerLatency(scale float64) Options {
 			"create_load_balancer": s(HetznerCreateLoadBalancer),
 			"delete_server":        s(HetznerDeleteServer),
 		},
-		BootDelay: s(TalosBoot + TalosEtcdBootstrap),
-		Latency:   s(HetznerRequestLatency),
+		BootDelay:        s(TalosBoot + TalosEtcdBootstrap),
+		Latency:          s(HetznerRequestLatency),
+		HealthCheckScale: scale,
 	}
 }
 

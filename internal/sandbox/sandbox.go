@@ -54,6 +54,12 @@ type Options struct {
 	// ImagePullDelay is how long a node's kubelet takes to pull an image,
 	// once per node (the real control plane's kubelets); nil pulls at once.
 	ImagePullDelay func(image string) time.Duration
+	// HealthCheckScale scales load balancer health checks like the action
+	// durations: a new target's first result ("unknown" until then) comes
+	// after its service's check interval (Hetzner's default 15 s) times
+	// this. 0 gives it at once; 1 is real time (HetznerLatency sets it to
+	// its scale).
+	HealthCheckScale float64
 }
 
 // DefaultRescueSSHPort is where rescue systems listen in the sandbox.
@@ -139,7 +145,7 @@ func Start(ctx context.Context, o Options) (*Sandbox, error) {
 		AllocateIPv4: s.allocateIP, Hooks: hooks{s}, DiskPath: s.diskPath, RateLimit: o.RateLimit,
 		// Load balancers serve on their loopback IPv4 (80 on 8080, 443 on
 		// 8443: hcloudfake.SandboxListenPort) and forward to healthy targets.
-		ForwardLoadBalancers: true, Now: o.HCloudNow,
+		ForwardLoadBalancers: true, Now: o.HCloudNow, FirstHealthCheck: o.scaledHealthCheck,
 	})
 	co := talosfake.ClusterOptions{HCloudEndpoint: s.HCloudURL, Admit: s.HCloud.FirewallAdmits, Registries: []string{ln.Addr().String()}}
 	// Each cluster's Kubernetes API is the real kube-apiserver, etcd,
@@ -173,6 +179,12 @@ func Start(ctx context.Context, o Options) (*Sandbox, error) {
 	s.srv = &http.Server{Handler: markSandbox(mux), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelDebug)}
 	go func() { _ = s.srv.Serve(ln) }()
 	return s, nil
+}
+
+// scaledHealthCheck is hcloudfake's FirstHealthCheck under
+// Options.HealthCheckScale.
+func (o Options) scaledHealthCheck(interval time.Duration) time.Duration {
+	return time.Duration(float64(interval) * max(o.HealthCheckScale, 0))
 }
 
 // progress reports a build step of the real control plane.

@@ -57,6 +57,11 @@ type Options struct {
 	// binds on the load balancer's loopback address (default
 	// SandboxListenPort: unprivileged ports for 80 and 443).
 	LBListenPort func(port int) int
+	// FirstHealthCheck is how long after a target appears its first
+	// health check result comes, given the service's check interval: a
+	// target is "unknown" until then, as on Hetzner. nil is the interval
+	// itself (real time); the sandbox scales it like its action durations.
+	FirstHealthCheck func(interval time.Duration) time.Duration
 }
 
 // Hooks lets the sandbox attach fake Talos nodes or rescue SSH servers to fake

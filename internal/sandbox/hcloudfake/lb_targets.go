@@ -114,7 +114,7 @@ func (f *Fake) health(lb *schema.LoadBalancer, serverID int64, since time.Time) 
 		status := "unhealthy"
 		switch {
 		case !ok || ss.s.Status != "running":
-		case now.Before(since.Add(time.Duration(s.HealthCheck.Interval) * time.Second)):
+		case now.Before(since.Add(f.firstHealthCheck(s.HealthCheck.Interval))):
 			status = "unknown"
 		case f.answers(ss.s.PublicNet.IPv4.IP, s.HealthCheck.Port, now):
 			status = "healthy"
@@ -122,6 +122,16 @@ func (f *Fake) health(lb *schema.LoadBalancer, serverID int64, since time.Time) 
 		out = append(out, schema.LoadBalancerTargetHealthStatus{ListenPort: s.ListenPort, Status: status})
 	}
 	return out
+}
+
+// firstHealthCheck is how long a new target's status stays "unknown" for a
+// check of interval seconds (Options.FirstHealthCheck).
+func (f *Fake) firstHealthCheck(interval int) time.Duration {
+	d := time.Duration(interval) * time.Second
+	if f.opts.FirstHealthCheck != nil {
+		return f.opts.FirstHealthCheck(d)
+	}
+	return d
 }
 
 // probeTTL is how long a health probe's result is reused, probeTimeout how
