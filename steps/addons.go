@@ -161,6 +161,11 @@ func (s *Addons) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) e
 	if err != nil {
 		return err
 	}
+	// The first step that needs the Kubernetes API: in the sandbox it may
+	// still be building.
+	if err := s.d.kubeReady(ctx, emit); err != nil {
+		return err
+	}
 	c, err := s.d.Kube(ctx, env)
 	if err != nil {
 		return err

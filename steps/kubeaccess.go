@@ -172,3 +172,15 @@ func controlPlaneSANs(env *engine.Env) []string {
 	}
 	return rec.IPs
 }
+
+// kubeReady waits, in the sandbox, until the cluster's Kubernetes control
+// plane can run (clients.Set.KubeReady: its binaries build on first use),
+// reporting the wait as progress; outside the sandbox it returns at once.
+func (d *Deps) kubeReady(ctx context.Context, emit engine.Emit) error {
+	if d.KubeReady == nil {
+		return nil
+	}
+	return d.KubeReady(ctx, func(msg string, fraction float64) {
+		emit(engine.Event{Kind: engine.KindProgress, Resource: "sandbox/kubernetes", Message: msg, Fraction: fraction})
+	})
+}

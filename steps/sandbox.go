@@ -1,6 +1,7 @@
 package steps
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"os"
@@ -19,6 +20,9 @@ type SandboxEndpoints struct {
 	RescueSSHPort                           int
 	// ChartsURL is the sandbox's chart mirror (clients.Set.ChartMirror).
 	ChartsURL string
+	// KubeReady waits for the sandbox's Kubernetes build
+	// (clients.Set.KubeReady); nil waits for nothing.
+	KubeReady func(ctx context.Context, progress func(message string, fraction float64)) error
 }
 
 // SandboxDeps wires the steps' clients to a sandbox's endpoints. The
@@ -32,7 +36,8 @@ func SandboxDeps(sb SandboxEndpoints, log *slog.Logger, version string) *Deps {
 		Set: &clients.Set{
 			Log: log, Version: version, Meter: cloud.NewMeter(nil),
 			HCloudEndpoint: sb.HCloudURL, FactoryURL: sb.FactoryURL, IPEchoURL: sb.IPEchoURL, ChartMirror: sb.ChartsURL,
-			HTTP: &http.Client{Timeout: 5 * time.Minute}, PollInterval: 200 * time.Millisecond,
+			KubeReady: sb.KubeReady,
+			HTTP:      &http.Client{Timeout: 5 * time.Minute}, PollInterval: 200 * time.Millisecond,
 			Resolver: secrets.NewResolver(secrets.Options{Env: func(k string) (string, bool) {
 				if k == "HCLOUD_TOKEN" {
 					return sb.Token, true

@@ -115,6 +115,10 @@ type Model struct {
 	// notice is a one-key message in the status bar (why a step cannot be
 	// opened yet, that the wizard is stopping).
 	notice string
+	// build is the last status of Backend.Build (buildMsg), read every
+	// buildEvery (default buildPoll).
+	build      BuildStatus
+	buildEvery time.Duration
 }
 
 func newModel(ctx context.Context, b Backend, o Options) *Model {
@@ -173,7 +177,7 @@ func newModelOn(ctx context.Context, b Backend, o Options, r *lipgloss.Renderer)
 
 // Init implements tea.Model: it loads the price catalog.
 func (m *Model) Init() tea.Cmd {
-	return tea.Batch(catalogCmd(m.c.ctx, m.c.backend), m.screens[m.active].enter())
+	return tea.Batch(catalogCmd(m.c.ctx, m.c.backend), m.screens[m.active].enter(), buildCmd(m.c.backend, 0))
 }
 
 // Update implements tea.Model.
@@ -195,6 +199,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case tea.KeyMsg:
 		return m, m.handleKey(msg)
+	case buildMsg:
+		return m, m.onBuild(msg)
 	case navMsg:
 		return m, m.goTo(msg.to)
 	case resumeMsg:

@@ -199,6 +199,9 @@ func (m *Model) goTo(id screenID) tea.Cmd {
 		m.visited[m.active] = true
 	}
 	m.active = id
+	if len(m.buildLines()) > 0 {
+		m.resize(m.width, m.height) // the build panel is shorter past the first screen
+	}
 	// The last apply may have changed the cost to compare against.
 	m.c.specChanged()
 	return m.screens[id].enter()
@@ -269,6 +272,9 @@ func (m *Model) footer() string {
 	lines := strings.Split(out, "\n")
 	for i, l := range lines {
 		lines[i] = ansi.Truncate(l, m.width, "…")
+	}
+	if panel := m.buildPanel(); panel != "" {
+		lines = append([]string{panel}, lines...)
 	}
 	return strings.Join(lines, "\n")
 }

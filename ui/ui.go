@@ -84,6 +84,10 @@ type Backend struct {
 	// the wizard's renderer; nil hides the key. It must only construct:
 	// checks run in commands.
 	Doctor func(r *lipgloss.Renderer) tea.Model
+	// Build reports a build running beside the wizard (the sandbox's
+	// Kubernetes control plane on first use), shown above the keys until
+	// it is over; it is called in a tea.Cmd, once a second. nil: none.
+	Build func() BuildStatus
 }
 
 // Options tune the UI.

@@ -18,6 +18,7 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/netplan"
 	"github.com/ohmytalos/ohmytalos/internal/pricing"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox"
+	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubereal/kubebin"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/steps"
 	"github.com/ohmytalos/ohmytalos/ui"
@@ -100,6 +101,9 @@ func runInit(cmd *cobra.Command, g *globals) error {
 			return doctorui.New(run, doctor.Checks(), doctorui.Options{Sandbox: rt.deps.Sandbox, NoColor: g.noColor, Embedded: true, Renderer: r})
 		},
 	}
+	if rt.sandbox != nil {
+		b.Build = func() ui.BuildStatus { return buildStatus(rt.sandbox.Kube.Status()) }
+	}
 	rt.env.Log.Info("wizard started", "spec", g.config, "sandbox", rt.deps.Sandbox, "resume", resume)
 	return ui.Run(cmd.Context(), b, ui.Options{NoColor: g.noColor, Resume: resume})
 }
@@ -147,4 +151,13 @@ func folderName(config string) string {
 		return "demo"
 	}
 	return n
+}
+
+// buildStatus is the wizard's view of the sandbox's Kubernetes build.
+func buildStatus(s kubebin.Status) ui.BuildStatus {
+	b := ui.BuildStatus{Headline: s.Headline(), Summary: s.Summary(), Done: s.State == kubebin.Ready || s.State == kubebin.Failed, Err: s.Err}
+	for _, p := range s.Programs {
+		b.Programs = append(b.Programs, p.Line())
+	}
+	return b
 }

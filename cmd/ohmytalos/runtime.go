@@ -15,6 +15,7 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/factory"
 	"github.com/ohmytalos/ohmytalos/internal/safeurl"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox"
+	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubereal/kubebin"
 	"github.com/ohmytalos/ohmytalos/internal/secrets"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
@@ -171,5 +172,20 @@ func sandboxEndpoints(sb *sandbox.Sandbox) steps.SandboxEndpoints {
 	return steps.SandboxEndpoints{
 		HCloudURL: sb.HCloudURL, FactoryURL: sb.FactoryURL, IPEchoURL: sb.IPEchoURL,
 		Token: sb.Token, RescueSSHPort: sb.RescueSSHPort, ChartsURL: sb.ChartsURL,
+		KubeReady: kubeReady(sb.Kube),
+	}
+}
+
+// kubeReady is the steps' wait for the in-process sandbox's Kubernetes
+// build, reported every two seconds while it runs.
+func kubeReady(b *kubebin.Build) func(context.Context, func(string, float64)) error {
+	return func(ctx context.Context, progress func(string, float64)) error {
+		_, err := b.WaitReporting(ctx, 2*time.Second, func(s kubebin.Status) {
+			progress("waiting for the sandbox's Kubernetes control plane: "+s.Summary(), s.Fraction())
+		})
+		if err != nil {
+			return fmt.Errorf("the sandbox's Kubernetes control plane is not available: %w", err)
+		}
+		return nil
 	}
 }

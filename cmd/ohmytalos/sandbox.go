@@ -70,6 +70,11 @@ $OHMYTALOS_CHART_MIRROR/HOST/PATH, e.g.
 				return err
 			}
 			defer sb.Close()
+			// Clients of the exports get a Kubernetes API at once: the
+			// build (progress on stderr) comes first.
+			if _, err := sb.Kube.Wait(cmd.Context()); err != nil {
+				return err
+			}
 			out := cmd.OutOrStdout()
 			for _, kv := range sb.Env() {
 				fmt.Fprintf(out, "export %s\n", kv)

@@ -95,7 +95,7 @@ func tempFile(t *testing.T, name, body string) string {
 
 // builtCLI builds the ohmytalos binary into a new temporary folder dir and
 // makes demo, the working folder of a cluster, in it; it returns the three.
-func builtCLI(t *testing.T) (dir, bin, work string) {
+func builtCLI(t testing.TB) (dir, bin, work string) {
 	t.Helper()
 	dir = t.TempDir()
 	bin = filepath.Join(dir, "ohmytalos")

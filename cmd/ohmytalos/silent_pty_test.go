@@ -21,7 +21,7 @@ import (
 
 // openPTY opens a pseudo-terminal pair (/dev/ptmx, unlocked, its
 // /dev/pts/N) sized 120x40.
-func openPTY(t *testing.T) (master, slave *os.File) {
+func openPTY(t testing.TB) (master, slave *os.File) {
 	t.Helper()
 	m, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY, 0)
 	if err != nil {

@@ -7,6 +7,7 @@
 package clients
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -52,6 +53,12 @@ type Set struct {
 	// ChartCache is the chart cache folder ("" = the user's cache
 	// directory, ohmytalos/charts).
 	ChartCache string
+	// KubeReady, in the sandbox, waits until the cluster's Kubernetes
+	// control plane can run (its binaries are built on first use, in the
+	// background), calling progress every few seconds while it waits
+	// (what it waits for, and how far along it is, 0 to 1);
+	// nil waits for nothing (Hetzner, or binaries at hand).
+	KubeReady func(ctx context.Context, progress func(message string, fraction float64)) error
 
 	cache cache
 }

@@ -86,6 +86,10 @@ type Sandbox struct {
 	Charts        *chartrepo.Server
 	ChartsURL     string
 	RescueSSHPort int
+	// Kube is the build of the real control plane's binaries, running in
+	// the background from Start (kubebin.Start): its Status says how far
+	// along it is, Wait when it is over. Close stops it.
+	Kube *kubebin.Build
 
 	opts    Options
 	log     *slog.Logger
@@ -125,12 +129,8 @@ func Start(ctx context.Context, o Options) (*Sandbox, error) {
 		s.tmpDir, o.WorkDir = d, d
 		s.opts.WorkDir = d
 	}
-	charts, err := chartrepo.New()
-	if err != nil {
-		s.Close()
-		return nil, err
-	}
-	s.Charts = charts
+	// Packaged in the background: off the wizard's first frame.
+	s.Charts = chartrepo.Start()
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		s.Close()
@@ -150,13 +150,11 @@ func Start(ctx context.Context, o Options) (*Sandbox, error) {
 	co := talosfake.ClusterOptions{HCloudEndpoint: s.HCloudURL, Admit: s.HCloud.FirewallAdmits, Registries: []string{ln.Addr().String()}}
 	// Each cluster's Kubernetes API is the real kube-apiserver, etcd,
 	// kube-controller-manager and kube-scheduler, built from source on
-	// first use (docs/sandbox.md).
-	bins, err := kubebin.Ensure(ctx, kubebin.Options{Progress: s.progress})
-	if err != nil {
-		s.Close()
-		return nil, fmt.Errorf("sandbox real kubernetes: %w", err)
-	}
-	co.RealKubernetes, co.RealKubernetesDir, co.Logger, co.ImagePullDelay = &bins, o.WorkDir, o.Log, o.ImagePullDelay
+	// first use (docs/sandbox.md), in the background: everything but a
+	// cluster's Kubernetes API works meanwhile, and a control plane
+	// starts once the build is over.
+	s.Kube = kubebin.Start(s.ctx, kubebin.Options{Progress: s.progress})
+	co.RealKubernetes, co.RealKubernetesDir, co.Logger, co.ImagePullDelay = s.Kube.Wait, o.WorkDir, o.Log, o.ImagePullDelay
 	s.Talos = talosfake.NewCluster(co)
 	if o.Latency > 0 {
 		s.HCloud.SetLatency("/", o.Latency)
@@ -240,6 +238,9 @@ func echoIP(w http.ResponseWriter, r *http.Request) {
 // Close stops every fake and removes the temporary work dir.
 func (s *Sandbox) Close() error {
 	s.cancel()
+	if s.Kube != nil {
+		s.Kube.Stop() // no go or compile process outlives the sandbox
+	}
 	if s.srv != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		_ = s.srv.Shutdown(ctx)

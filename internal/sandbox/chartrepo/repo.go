@@ -60,6 +60,10 @@ type Chart struct {
 
 // Server serves the repositories. It is immutable once built.
 type Server struct {
+	// ready is closed once charts and files are packaged (err if that
+	// failed): at once for New, in the background for Start.
+	ready  chan struct{}
+	err    error
 	charts []Chart
 	files  map[string]file // "/helm.cilium.io/index.yaml" -> body
 }
@@ -72,7 +76,9 @@ type file struct {
 // New packages every stand-in (deterministically: the same bytes and
 // digests on every run) and builds each repository's index.
 func New() (*Server, error) {
-	s := &Server{files: map[string]file{}}
+	ready := make(chan struct{})
+	close(ready)
+	s := &Server{ready: ready, files: map[string]file{}}
 	for _, r := range Repositories() {
 		var pkgs []Chart
 		for _, name := range r.Charts {
@@ -94,8 +100,32 @@ func New() (*Server, error) {
 	return s, nil
 }
 
+// Start is New in the background (packaging takes about 20 ms, off a
+// sandbox's start): the methods wait for it, and ServeHTTP answers 500
+// with the error if it failed.
+func Start() *Server {
+	s := &Server{ready: make(chan struct{})}
+	go func() {
+		defer close(s.ready)
+		p, err := New()
+		if err != nil {
+			s.err = err
+			return
+		}
+		s.charts, s.files = p.charts, p.files
+	}()
+	return s
+}
+
+// Err waits for the charts and says whether packaging them failed.
+func (s *Server) Err() error {
+	<-s.ready
+	return s.err
+}
+
 // Charts lists the packaged stand-ins, by repository then name.
 func (s *Server) Charts() []Chart {
+	<-s.ready
 	out := append([]Chart(nil), s.charts...)
 	sort.SliceStable(out, func(i, j int) bool {
 		if out[i].Repository != out[j].Repository {
@@ -108,6 +138,7 @@ func (s *Server) Charts() []Chart {
 
 // Paths lists every path the server answers (relative to its base).
 func (s *Server) Paths() []string {
+	<-s.ready
 	out := make([]string, 0, len(s.files))
 	for p := range s.files {
 		out = append(out, p)
@@ -123,6 +154,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
 		http.Error(w, "405 method not allowed", http.StatusMethodNotAllowed)
+		return
+	}
+	if err := s.Err(); err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
 	p := r.URL.Path

@@ -123,13 +123,20 @@ type ClusterOptions struct {
 	// clients and Talos' own side (kubelet registration and restarts,
 	// node labels and taints, its CRDs) acting on it; nil serves no
 	// Kubernetes API (KubeErr says so), for tests of the Talos side only.
-	RealKubernetes *kubebin.Binaries
+	// It is called when a cluster's control plane starts, and may wait for
+	// a build (kubebin.Build.Wait); Built hands over binaries at hand.
+	RealKubernetes func(context.Context) (kubebin.Binaries, error)
 	// RealKubernetesDir holds the real control planes' state ("" for the
 	// system's temp dir).
 	RealKubernetesDir string
 	// ImagePullDelay is how long a real-Kubernetes node's kubelet takes to
 	// pull an image (each once per node); nil pulls at once.
 	ImagePullDelay func(image string) time.Duration
+}
+
+// Built is a ClusterOptions.RealKubernetes for binaries already built.
+func Built(b kubebin.Binaries) func(context.Context) (kubebin.Binaries, error) {
+	return func(context.Context) (kubebin.Binaries, error) { return b, nil }
 }
 
 // NewCluster returns an empty registry.

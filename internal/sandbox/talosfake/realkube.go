@@ -89,7 +89,18 @@ func (rk *realKube) start(ctx context.Context, cfg kubereal.Config, name string)
 	cfg.ServingIPs, cfg.ServingDNSNames = slices.Clone(rk.ips), slices.Clone(rk.dns)
 	rk.mu.Unlock()
 
-	cp, err := kubereal.Start(ctx, cfg)
+	// The binaries may still be building (kubebin.Start): the Talos side
+	// works meanwhile, and clients of the API wait in pipe.
+	bins, err := rk.cluster.opts.RealKubernetes(ctx)
+	if err != nil {
+		err = fmt.Errorf("the sandbox's Kubernetes binaries: %w", err)
+	}
+
+	var cp *kubereal.ControlPlane
+	if err == nil {
+		cfg.Binaries = bins
+		cp, err = kubereal.Start(ctx, cfg)
+	}
 
 	rk.mu.Lock()
 	rk.cp, rk.err = cp, err
@@ -157,7 +168,6 @@ func realKubeConfig(n *Node, o ClusterOptions) (kubereal.Config, error) {
 	}
 
 	cfg := kubereal.Config{
-		Binaries:          *o.RealKubernetes,
 		Dir:               dir,
 		CA:                cl.IssuingCA(),
 		AggregatorCA:      cl.AggregatorCA(),

@@ -47,7 +47,7 @@ func realEnv(t *testing.T, o talosfake.ClusterOptions) (context.Context, *env) {
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	t.Cleanup(cancel)
 
-	o.RealKubernetes, o.RealKubernetesDir = &bins, t.TempDir()
+	o.RealKubernetes, o.RealKubernetesDir = talosfake.Built(bins), t.TempDir()
 	tf := talosfake.NewCluster(o)
 	t.Cleanup(tf.Close)
 

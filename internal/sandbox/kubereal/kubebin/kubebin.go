@@ -1,12 +1,18 @@
 // Package kubebin builds the real Kubernetes control-plane binaries the
 // sandbox can run (etcd, kube-apiserver, kube-controller-manager,
 // kube-scheduler) from the Go module proxy, once, into the user's cache, and
-// reuses them afterwards.
+// reuses them afterwards. Binaries already on the machine are honoured:
+// OHMYTALOS_KUBE_BIN_DIR names a directory with all four, and
+// KUBEBUILDER_ASSETS (envtest's convention) one with etcd and
+// kube-apiserver; each is checked against the pinned version.
 //
 // The modules are pinned by the nested tools modules tools/kube and
 // tools/kube/etcd of this repository; their go.mod and go.sum are embedded
 // here (mod/*.go.mod, mod/*.go.sum, kept equal by TestEmbeddedModulesMatch)
 // so an installed ohmytalos binary can build them without the source tree.
+//
+// Start runs the build in the background and reports its progress
+// (Status); Ensure is Start and Wait.
 package kubebin
 
 import (
@@ -15,9 +21,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
+	"slices"
+	"sync"
 	"time"
 )
 
@@ -46,30 +52,63 @@ type Binaries struct {
 	Version string
 }
 
-// Options configure Ensure.
+// Options configure Ensure and Start.
 type Options struct {
 	// Dir holds the binaries; default os.UserCacheDir()/ohmytalos/kube/VERSION.
 	Dir string
-	// Progress receives one line per binary built, e.g. "building
-	// kube-apiserver v1.36.3 (first run, about 5 minutes)"; nil drops them.
+	// Progress receives a line when the build waits for another process,
+	// starts or finishes a program, and every 30 s while it compiles;
+	// nil drops them.
 	Progress func(string)
+	// Status receives the build's state at every change (at most a few
+	// times a second while it compiles), from the build's goroutine: it
+	// must not block. nil drops it; Build.Status reads it at any time.
+	Status func(Status)
+	// Getenv reads OHMYTALOS_KUBE_BIN_DIR and KUBEBUILDER_ASSETS
+	// (default os.Getenv).
+	Getenv func(string) string
 }
 
-// program is one binary to build: its module (a tools module), its package
-// and the rough time its first build takes on two idle cores.
+// BinDirEnv names a directory holding all four binaries (etcd,
+// kube-apiserver, kube-controller-manager, kube-scheduler) at the pinned
+// versions: nothing is built when it is set.
+const BinDirEnv = "OHMYTALOS_KUBE_BIN_DIR"
+
+// AssetsEnv is envtest's variable (controller-runtime's setup-envtest
+// prints it): a directory with etcd and kube-apiserver, used when they
+// are the pinned versions; the other two programs are built.
+const AssetsEnv = "KUBEBUILDER_ASSETS"
+
+// program is one binary: its module (a tools module), its package and how
+// long its first build takes on two idle cores.
 type program struct {
 	name, module, pkg string
-	about             string
-	ldflags           bool
+	// expected is the cold build's time, measured on the project's 2-core
+	// machine (docs/sandbox.md): the three Kubernetes programs build in
+	// one go build, so they share one figure.
+	expected time.Duration
 }
 
-// programs are built in this order: kube-apiserver first, since the other
-// two reuse most of its compiled packages from the Go build cache.
+// programs, with the Binaries field each fills.
 var programs = []program{
-	{name: "etcd", module: "etcd", pkg: "go.etcd.io/etcd/server/v3", about: "half a minute"},
-	{name: "kube-apiserver", module: "kube", pkg: "k8s.io/kubernetes/cmd/kube-apiserver", about: "5 to 10 minutes", ldflags: true},
-	{name: "kube-controller-manager", module: "kube", pkg: "k8s.io/kubernetes/cmd/kube-controller-manager", about: "2 to 4 minutes", ldflags: true},
-	{name: "kube-scheduler", module: "kube", pkg: "k8s.io/kubernetes/cmd/kube-scheduler", about: "a minute", ldflags: true},
+	{name: "etcd", module: "etcd", pkg: "go.etcd.io/etcd/server/v3", expected: 90 * time.Second},
+	{name: "kube-apiserver", module: "kube", pkg: "k8s.io/kubernetes/cmd/kube-apiserver", expected: 6 * time.Minute},
+	{name: "kube-controller-manager", module: "kube", pkg: "k8s.io/kubernetes/cmd/kube-controller-manager", expected: 6 * time.Minute},
+	{name: "kube-scheduler", module: "kube", pkg: "k8s.io/kubernetes/cmd/kube-scheduler", expected: 6 * time.Minute},
+}
+
+func (p program) version() string {
+	if p.name == "etcd" {
+		return EtcdVersion
+	}
+
+	return KubernetesVersion
+}
+
+// path is the Binaries field of p.
+func (b *Binaries) path(p program) *string {
+	return map[string]*string{"etcd": &b.Etcd, "kube-apiserver": &b.APIServer,
+		"kube-controller-manager": &b.ControllerManager, "kube-scheduler": &b.Scheduler}[p.name]
 }
 
 // startCacheDir is the user's cache directory as the process started: a
@@ -82,202 +121,212 @@ var startCacheDir, startCacheErr = os.UserCacheDir()
 func DefaultDir() (string, error) {
 	c, err := startCacheDir, startCacheErr
 	if err != nil {
-		return "", fmt.Errorf("find the cache directory for the sandbox's Kubernetes binaries: %w; set XDG_CACHE_HOME or HOME", err)
+		return "", fmt.Errorf("find the cache directory for the sandbox's Kubernetes binaries: %w; set XDG_CACHE_HOME or HOME, or %s to a directory holding them", err, BinDirEnv)
 	}
 
 	return filepath.Join(c, "ohmytalos", "kube", KubernetesVersion), nil
 }
 
-// Ensure returns the control-plane binaries, building them first when the
-// cache holds none for these module versions and this Go toolchain. One
-// build runs at a time across processes (a lock file in the directory);
-// a second caller waits and then reuses the first one's binaries.
+// Ensure returns the control-plane binaries, building them first when
+// neither the environment (BinDirEnv, AssetsEnv) nor the cache holds them
+// for these module versions and this Go toolchain. One build runs at a
+// time across processes (a lock file in the directory); a second caller
+// waits and then reuses the first one's binaries. Cancelling ctx stops
+// the build and its go and compile processes.
 func Ensure(ctx context.Context, o Options) (Binaries, error) {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		return Binaries{}, errors.New("the sandbox's real Kubernetes control plane is built from source and needs the go command on PATH: install Go 1.26 or newer (https://go.dev/dl/), or run the sandbox without real Kubernetes")
-	}
+	b := Start(ctx, o)
+	defer b.Stop()
 
-	if o.Dir == "" {
-		if o.Dir, err = DefaultDir(); err != nil {
-			return Binaries{}, err
-		}
-	}
-
-	if err := os.MkdirAll(o.Dir, 0o755); err != nil {
-		return Binaries{}, fmt.Errorf("create %s for the sandbox's Kubernetes binaries: %w; make it writable or set XDG_CACHE_HOME", o.Dir, err)
-	}
-
-	unlock, err := lockDir(ctx, filepath.Join(o.Dir, ".lock"))
-	if err != nil {
-		return Binaries{}, err
-	}
-	defer unlock()
-
-	stamp, err := wantStamp(ctx, goBin)
-	if err != nil {
-		return Binaries{}, err
-	}
-
-	bins := binariesIn(o.Dir)
-	if upToDate(o.Dir, stamp, bins) {
-		return bins, nil
-	}
-
-	if err := build(ctx, goBin, o, readStamp(o.Dir) == ""); err != nil {
-		return Binaries{}, err
-	}
-
-	if err := writeAtomic(filepath.Join(o.Dir, "stamp"), []byte(stamp)); err != nil {
-		return Binaries{}, fmt.Errorf("record the sandbox's Kubernetes build: %w", err)
-	}
-
-	return bins, nil
+	return b.Wait(ctx)
 }
 
-func binariesIn(dir string) Binaries {
-	bin := filepath.Join(dir, "bin")
+// Build is a build running in the background (Start).
+type Build struct {
+	o      Options
+	cancel context.CancelFunc
+	done   chan struct{}
 
-	return Binaries{
-		Etcd:              filepath.Join(bin, "etcd"),
-		APIServer:         filepath.Join(bin, "kube-apiserver"),
-		ControllerManager: filepath.Join(bin, "kube-controller-manager"),
-		Scheduler:         filepath.Join(bin, "kube-scheduler"),
-		Version:           KubernetesVersion,
-	}
+	mu   sync.Mutex
+	st   Status
+	bins Binaries
+	err  error
 }
 
-// build writes the tools modules into DIR/src and builds every program
-// into DIR/bin. first says whether the cache held no build of these
-// versions before (the progress line says "first run").
-func build(ctx context.Context, goBin string, o Options, first bool) error {
-	src := filepath.Join(o.Dir, "src")
-	for name, files := range map[string][2][]byte{"kube": {kubeGoMod, kubeGoSum}, "etcd": {etcdGoMod, etcdGoSum}} {
-		d := filepath.Join(src, name)
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return fmt.Errorf("prepare the %s tools module: %w", name, err)
-		}
-
-		if err := writeAtomic(filepath.Join(d, "go.mod"), files[0]); err != nil {
-			return fmt.Errorf("prepare the %s tools module: %w", name, err)
-		}
-
-		if err := writeAtomic(filepath.Join(d, "go.sum"), files[1]); err != nil {
-			return fmt.Errorf("prepare the %s tools module: %w", name, err)
-		}
+// Start looks for the binaries and builds what is missing in the
+// background, until ctx ends or Stop.
+func Start(ctx context.Context, o Options) *Build {
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
 	}
 
-	if err := os.MkdirAll(filepath.Join(o.Dir, "bin"), 0o755); err != nil {
-		return fmt.Errorf("create the sandbox's Kubernetes binaries directory: %w", err)
-	}
+	ctx, cancel := context.WithCancel(ctx)
+	b := &Build{o: o, cancel: cancel, done: make(chan struct{}), st: Status{Dir: o.Dir}}
 
 	for _, p := range programs {
-		if err := buildOne(ctx, goBin, o, src, p, first); err != nil {
-			return err
+		b.st.Programs = append(b.st.Programs, Program{Name: p.name, Version: p.version(), Expected: p.expected})
+	}
+
+	go func() {
+		defer close(b.done)
+		defer cancel()
+
+		bins, err := b.run(ctx)
+
+		b.update(func(s *Status) {
+			s.State, s.Err = Ready, err
+			if err != nil {
+				s.State = Failed
+			}
+		})
+		b.mu.Lock()
+		b.bins, b.err = bins, err
+		b.mu.Unlock()
+	}()
+
+	return b
+}
+
+// Wait returns the binaries once the build is over, or ctx's error.
+func (b *Build) Wait(ctx context.Context) (Binaries, error) {
+	select {
+	case <-b.done:
+	case <-ctx.Done():
+		return Binaries{}, fmt.Errorf("wait for the sandbox's Kubernetes binaries: %w", ctx.Err())
+	}
+
+	b.mu.Lock()
+	defer b.mu.Unlock()
+
+	return b.bins, b.err
+}
+
+// Done is closed when the build is over.
+func (b *Build) Done() <-chan struct{} { return b.done }
+
+// Stop ends the build, killing its go and compile processes, and returns
+// once they are gone.
+func (b *Build) Stop() {
+	b.cancel()
+	<-b.done
+}
+
+// Status is the build's state now.
+func (b *Build) Status() Status {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+
+	return b.snapshotLocked()
+}
+
+func (b *Build) snapshotLocked() Status {
+	s := b.st
+	s.Programs = slices.Clone(s.Programs)
+
+	for i, p := range s.Programs {
+		if !p.Built && !p.Started.IsZero() {
+			s.Programs[i].Elapsed = time.Since(p.Started)
 		}
-	}
-
-	return nil
-}
-
-func buildOne(ctx context.Context, goBin string, o Options, src string, p program, first bool) error {
-	version := KubernetesVersion
-	if p.name == "etcd" {
-		version = EtcdVersion
-	}
-
-	if o.Progress != nil {
-		why := "first run"
-		if !first {
-			why = "the cached build is for other versions"
-		}
-
-		o.Progress(fmt.Sprintf("building %s %s (%s, about %s)", p.name, version, why, p.about))
-	}
-
-	out := filepath.Join(o.Dir, "bin", p.name)
-	tmp := out + ".tmp"
-	args := []string{"build", "-trimpath", "-o", tmp}
-
-	if p.ldflags {
-		args = append(args, "-ldflags", versionLDFlags())
-	}
-
-	start := time.Now()
-	cmd := exec.CommandContext(ctx, goBin, append(args, p.pkg)...)
-	cmd.Dir = filepath.Join(src, p.module)
-	cmd.Env = buildEnv()
-
-	if msg, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("build %s %s for the sandbox (go build %s in %s): %w: %s; check that the Go module proxy is reachable (GOPROXY) and Go is 1.26 or newer",
-			p.name, version, p.pkg, cmd.Dir, err, tail(msg))
-	}
-
-	if err := os.Rename(tmp, out); err != nil {
-		return fmt.Errorf("install %s into %s: %w", p.name, out, err)
-	}
-
-	if o.Progress != nil {
-		o.Progress(fmt.Sprintf("built %s %s in %s", p.name, version, time.Since(start).Round(time.Second)))
-	}
-
-	return nil
-}
-
-// versionLDFlags stamp the version the binaries report, as the Kubernetes
-// release build does (kubernetes hack/lib/version.sh kube::version::ldflags
-// sets the same variables in k8s.io/component-base/version and
-// k8s.io/client-go/pkg/version). Without them kube-apiserver reports
-// v0.0.0-master and helm refuses charts with a kubeVersion constraint.
-func versionLDFlags() string {
-	v := strings.TrimPrefix(KubernetesVersion, "v")
-	major, minor, _ := strings.Cut(v, ".")
-	minor, _, _ = strings.Cut(minor, ".")
-
-	var flags []string
-
-	for _, pkg := range []string{"k8s.io/component-base/version", "k8s.io/client-go/pkg/version"} {
-		flags = append(flags,
-			"-X "+pkg+".gitVersion="+KubernetesVersion,
-			"-X "+pkg+".gitMajor="+major,
-			"-X "+pkg+".gitMinor="+minor,
-			"-X "+pkg+".gitTreeState=clean",
-		)
-	}
-
-	return strings.Join(flags, " ")
-}
-
-// buildEnv is the environment of the go commands: the caller's, without a
-// workspace or module flags of theirs that would change what gets built.
-func buildEnv() []string {
-	var env []string
-
-	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "GOFLAGS=") || strings.HasPrefix(kv, "GOWORK=") {
-			continue
-		}
-
-		env = append(env, kv)
-	}
-
-	return append(env, "GOWORK=off", "GOFLAGS=-mod=readonly")
-}
-
-func tail(b []byte) string {
-	s := strings.TrimSpace(string(b))
-	if len(s) > 2000 {
-		s = "..." + s[len(s)-2000:]
 	}
 
 	return s
 }
 
-func writeAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
+// update changes the status and hands it to Options.Status.
+func (b *Build) update(change func(*Status)) {
+	b.mu.Lock()
+	change(&b.st)
+	s := b.snapshotLocked()
+	b.mu.Unlock()
+
+	if b.o.Status != nil {
+		b.o.Status(s)
+	}
+}
+
+func (b *Build) progress(line string) {
+	if b.o.Progress != nil {
+		b.o.Progress(line)
+	}
+}
+
+// setProgram changes the status of the named program.
+func (b *Build) setProgram(name string, change func(*Program)) {
+	b.update(func(s *Status) {
+		for i := range s.Programs {
+			if s.Programs[i].Name == name {
+				change(&s.Programs[i])
+			}
+		}
+	})
+}
+
+// run finds or builds every program.
+func (b *Build) run(ctx context.Context) (Binaries, error) {
+	bins := Binaries{Version: KubernetesVersion}
+
+	external, err := fromEnvironment(ctx, b.o.Getenv)
+	if err != nil {
+		return Binaries{}, err
 	}
 
-	return os.Rename(tmp, path)
+	var missing []program
+
+	for _, p := range programs {
+		if e, ok := external[p.name]; ok {
+			*bins.path(p) = e.path
+			b.setProgram(p.name, func(s *Program) { s.Built, s.From = true, e.from })
+
+			continue
+		}
+
+		missing = append(missing, p)
+	}
+
+	if len(missing) == 0 {
+		return bins, nil
+	}
+
+	built, err := b.ensureCached(ctx, missing)
+	if err != nil {
+		return Binaries{}, err
+	}
+
+	for _, p := range missing {
+		*bins.path(p) = built[p.name]
+	}
+
+	return bins, nil
+}
+
+// errUnwritable marks a cache directory that cannot be written.
+var errUnwritable = errors.New("cannot be written")
+
+// unwritable is the error for a cache that is incomplete and read-only.
+func unwritable(dir string, err error) error {
+	return fmt.Errorf("the sandbox's Kubernetes binaries are not all in %s, and it %w (%v): set XDG_CACHE_HOME to a writable directory, or %s to a directory that holds etcd, kube-apiserver, kube-controller-manager and kube-scheduler", dir, errUnwritable, err, BinDirEnv)
+}
+
+// WaitReporting is Wait, handing the status to report now and every
+// interval until the build is over; it returns at once, reporting
+// nothing, when the build is over already.
+func (b *Build) WaitReporting(ctx context.Context, every time.Duration, report func(Status)) (Binaries, error) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+
+	for {
+		select {
+		case <-b.done:
+			return b.Wait(ctx)
+		default:
+		}
+
+		report(b.Status())
+
+		select {
+		case <-b.done:
+		case <-t.C:
+		case <-ctx.Done():
+			return b.Wait(ctx)
+		}
+	}
 }
