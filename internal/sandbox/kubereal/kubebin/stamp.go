@@ -37,18 +37,3 @@ func readStamp(dir string) string {
 
 	return string(b)
 }
-
-// upToDate says whether dir holds every binary of the build stamp names.
-func upToDate(dir, stamp string, b Binaries) bool {
-	if readStamp(dir) != stamp {
-		return false
-	}
-
-	for _, p := range []string{b.Etcd, b.APIServer, b.ControllerManager, b.Scheduler} {
-		if st, err := os.Stat(p); err != nil || !st.Mode().IsRegular() {
-			return false
-		}
-	}
-
-	return true
-}

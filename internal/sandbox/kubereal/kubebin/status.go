@@ -121,18 +121,6 @@ func (s Status) Headline() string {
 	return fmt.Sprintf("the sandbox's Kubernetes build failed: %v", s.Err)
 }
 
-// Lines are the headline and, while building, a line per program.
-func (s Status) Lines() []string {
-	out := []string{s.Headline()}
-	if s.State == Building {
-		for _, p := range s.Programs {
-			out = append(out, "  "+p.Line())
-		}
-	}
-
-	return out
-}
-
 func roundMinutes(d time.Duration) string {
 	if d < time.Minute {
 		return d.Round(5 * time.Second).String()
