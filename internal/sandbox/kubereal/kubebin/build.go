@@ -150,10 +150,15 @@ func (b *Build) buildGroup(ctx context.Context, goBin, dir, moduleDir string, ps
 		out = filepath.Join(tmp, ps[0].name)
 	}
 
-	args := []string{"build", "-v", "-trimpath", "-o", out}
+	// Without the symbol table and DWARF (-s -w), as Kubernetes' release
+	// builds link (hack/lib/golang.sh adds -s -w unless DBG=1 since
+	// kubernetes/kubernetes#108371): the three links take a third of the time and
+	// the binaries 117 MB less (measured: 40 s and 391 MB, 14 s and 274 MB).
+	ldflags := "-s -w"
 	if ps[0].module == "kube" {
-		args = append(args, "-ldflags", versionLDFlags())
+		ldflags += " " + versionLDFlags()
 	}
+	args := []string{"build", "-v", "-trimpath", "-ldflags", ldflags, "-o", out}
 
 	// Which programs each package is compiled for.
 	usedBy := map[string][]string{}

@@ -21,7 +21,7 @@ func wantStamp(ctx context.Context, goBin string) (string, error) {
 	}
 
 	h := sha256.New()
-	for _, b := range [][]byte{kubeGoMod, kubeGoSum, etcdGoMod, etcdGoSum, []byte(versionLDFlags())} {
+	for _, b := range [][]byte{kubeGoMod, kubeGoSum, etcdGoMod, etcdGoSum, []byte(versionLDFlags() + " -s -w")} {
 		h.Write(b)
 	}
 
