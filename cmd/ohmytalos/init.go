@@ -155,6 +155,11 @@ func folderName(config string) string {
 
 // buildStatus is the wizard's view of the sandbox's Kubernetes build.
 func buildStatus(s kubebin.Status) ui.BuildStatus {
+	if s.State == kubebin.Checking {
+		// A warm cache is found within milliseconds: no panel that
+		// flashes on every start.
+		return ui.BuildStatus{}
+	}
 	b := ui.BuildStatus{Headline: s.Headline(), Summary: s.Summary(), Done: s.State == kubebin.Ready || s.State == kubebin.Failed, Err: s.Err}
 	for _, p := range s.Programs {
 		b.Programs = append(b.Programs, p.Line())
