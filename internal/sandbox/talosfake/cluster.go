@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubereal"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubereal/kubebin"
 )
 
@@ -130,6 +131,9 @@ type ClusterOptions struct {
 	// ImagePullDelay is how long a real-Kubernetes node's kubelet takes to
 	// pull an image (each once per node); nil pulls at once.
 	ImagePullDelay func(image string) time.Duration
+	// KubeTiming paces the real control planes' simulated kubelets and
+	// controllers (zero fields keep kubereal's defaults).
+	KubeTiming kubereal.Timing
 }
 
 // NewCluster returns an empty registry.
