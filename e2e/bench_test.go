@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/ohmytalos/ohmytalos/internal/addons"
+	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubereal"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
@@ -186,7 +187,7 @@ func benchmarkApplyAt(b *testing.B, sp *spec.Spec, scale float64) float64 {
 			// Printed, not logged: benchmark logs are cut after a few lines.
 			fmt.Fprintf(os.Stderr, "%s: wall %v, critical path %v (%+v), steps %v\nproduct requests:\n%ssandbox clients' requests:\n%s%s",
 				sp.Name, r.wall, r.path.Total(), r.path, r.steps, routes(r.byRoute), routes(r.otherRoutes), r.events.timeline(r.start))
-			fmt.Fprint(os.Stderr, r.pods)
+			fmt.Fprint(os.Stderr, r.pods, lbProgress(r.events, r.start))
 		}
 	}
 	if limited > 0 {
@@ -310,6 +311,19 @@ func routes(m map[string]int) string {
 		fmt.Fprintf(&sb, "%5d %s\n", e.v, e.k)
 	}
 	return sb.String()
+}
+
+// lbProgress is the timeline of the ingress load balancer's wait.
+func lbProgress(e *events, start time.Time) string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var b strings.Builder
+	for _, ev := range e.all {
+		if ev.Kind == engine.KindProgress && (strings.HasPrefix(ev.Resource, "lb/") || ev.Resource == "nodes") {
+			fmt.Fprintf(&b, "%8.3fs progress %s %s\n", ev.Time.Sub(start).Seconds(), ev.Resource, ev.Message)
+		}
+	}
+	return b.String()
 }
 
 // podTimeline lists, from the cluster's API server, when each pod was
