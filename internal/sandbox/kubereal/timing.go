@@ -6,8 +6,9 @@ import (
 	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 )
 
 // Timing paces the simulations on a control plane (the sandbox's time
@@ -104,14 +105,11 @@ func (c *ControlPlane) Trace() Trace {
 	return Trace{APIServer: c.trace.apiReady, Controllers: c.trace.controllers, Pods: slices.Clone(c.trace.pods)}
 }
 
-// controllersPoll is how often the start measurement looks for the
-// controller manager's first object.
-const controllersPoll = 20 * time.Millisecond
-
 // measureControllers records when kube-controller-manager's controllers
 // run: its service account controller creates kube-system's default
 // ServiceAccount as soon as it starts, before that no pod can be created
-// there (the ServiceAccount admission plugin).
+// there (the ServiceAccount admission plugin). It watches, so measuring
+// adds no load while the controller manager starts.
 func (c *ControlPlane) measureControllers(ctx context.Context, began time.Time) {
 	admin, err := c.Client("system:admin", "system:masters")
 	if err != nil {
@@ -121,28 +119,55 @@ func (c *ControlPlane) measureControllers(ctx context.Context, began time.Time) 
 	ctx, cancel := context.WithTimeout(ctx, apiServerReadyTimeout)
 	defer cancel()
 
-	for {
-		_, err := admin.CoreV1().ServiceAccounts("kube-system").Get(ctx, "default", metav1.GetOptions{})
-		if err == nil {
-			c.trace.mu.Lock()
-			c.trace.controllers = time.Since(began)
-			c.trace.mu.Unlock()
-
-			return
+	go func() {
+		select {
+		case <-c.done:
+			cancel()
+		case <-ctx.Done():
 		}
+	}()
 
-		if !apierrors.IsNotFound(err) && ctx.Err() != nil {
-			return
-		}
+	sas := admin.CoreV1().ServiceAccounts("kube-system")
+	sel := "metadata.name=default"
 
+	for !c.controllersRun(ctx, sas, sel) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-c.done:
-			return
-		case <-time.After(controllersPoll):
+		case <-time.After(100 * time.Millisecond): // an API error: look again
 		}
 	}
+
+	c.trace.mu.Lock()
+	c.trace.controllers = time.Since(began)
+	c.trace.mu.Unlock()
+}
+
+// controllersRun lists the ServiceAccounts sel selects, else watches
+// until one is added: true once there is one, false on an error.
+func (c *ControlPlane) controllersRun(ctx context.Context, sas typedcorev1.ServiceAccountInterface, sel string) bool {
+	l, err := sas.List(ctx, metav1.ListOptions{FieldSelector: sel})
+	if err != nil {
+		return false
+	}
+
+	if len(l.Items) > 0 {
+		return true
+	}
+
+	w, err := sas.Watch(ctx, metav1.ListOptions{FieldSelector: sel, ResourceVersion: l.ResourceVersion})
+	if err != nil {
+		return false
+	}
+	defer w.Stop()
+
+	for ev := range w.ResultChan() {
+		if ev.Type == watch.Added {
+			return true
+		}
+	}
+
+	return false
 }
 
 // CloudController reports whether the pod runs the hcloud cloud
