@@ -313,13 +313,13 @@ func routes(m map[string]int) string {
 	return sb.String()
 }
 
-// lbProgress is the timeline of the ingress load balancer's wait.
+// lbProgress is the timeline of the image builds, the readiness wait and the ingress load balancer's wait.
 func lbProgress(e *events, start time.Time) string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var b strings.Builder
 	for _, ev := range e.all {
-		if ev.Kind == engine.KindProgress && (strings.HasPrefix(ev.Resource, "lb/") || ev.Resource == "nodes") {
+		if ev.Kind == engine.KindProgress && (strings.HasPrefix(ev.Resource, "lb/") || strings.HasPrefix(ev.Resource, "image/") || ev.Resource == "nodes") {
 			fmt.Fprintf(&b, "%8.3fs progress %s %s\n", ev.Time.Sub(start).Seconds(), ev.Resource, ev.Message)
 		}
 	}

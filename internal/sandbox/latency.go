@@ -250,7 +250,19 @@ func (p *Path) addOns(o Options, r Run) {
 	ccm := pods[ccmAt]
 	cni := longest(func(q kubereal.PodWait) bool { return q.CNI && q.Node == ccm.Node })
 	after := longest(func(q kubereal.PodWait) bool { return q.Seen.After(ccm.Running) })
+	// The cloud controller's pod waits for its node to be Ready (it does
+	// not tolerate not-ready nodes): it follows the CNI pod. Seen before
+	// that, the two overlapped (its pull queued behind the CNI's is in
+	// its own Pull).
 	head := cni.Modelled() + ccm.Modelled()
+	if ccm.Seen.Before(cni.Running) {
+		head = max(cni.Modelled(), ccm.Modelled())
+		if cni.Modelled() > ccm.Modelled() {
+			ccm = kubereal.PodWait{}
+		} else {
+			cni = kubereal.PodWait{}
+		}
+	}
 	lb, check := time.Duration(0), time.Duration(0)
 	if r.LBActions > 0 {
 		lb, check = time.Duration(r.LBActions)*o.duration("add_target"), o.scaledHealthCheck(HealthCheckInterval)

@@ -121,6 +121,15 @@ func TestCriticalPathAddOns(t *testing.T) {
 	if got != want {
 		t.Errorf("without the ingress load balancer: %+v, want %+v", got, want)
 	}
+	// A cloud controller's pod seen before its node's CNI pod ran
+	// overlapped it: the longer of the two heads the chain.
+	early := append([]kubereal.PodWait(nil), pods...)
+	early[2].Seen = at(5)
+	got = CriticalPath(o, Run{Kube: kubereal.Trace{Controllers: 4 * time.Second, Pods: early}})
+	want = Path{Node: base, ControlPlane: 4 * time.Second, PodStarts: 2 * PodStart, Pulls: 13 * time.Second}
+	if got != want {
+		t.Errorf("with an early cloud controller: %+v, want %+v", got, want)
+	}
 	// Without a cloud controller, the longest pod alone.
 	got = CriticalPath(o, Run{Kube: kubereal.Trace{APIServer: 2 * time.Second, Pods: pods[:2]}})
 	want = Path{Node: base, ControlPlane: 2 * time.Second, PodStarts: PodStart, Pulls: 10 * time.Second}
