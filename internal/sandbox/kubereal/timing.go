@@ -1,6 +1,7 @@
 package kubereal
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sync"
@@ -28,19 +29,11 @@ type Timing struct {
 	CloudSync time.Duration
 }
 
-func (t Timing) podStart() time.Duration { return cmpOr(t.PodStart, 500*time.Millisecond) }
+func (t Timing) podStart() time.Duration { return cmp.Or(t.PodStart, 500*time.Millisecond) }
 
-func (t Timing) kubeletSync() time.Duration { return cmpOr(t.KubeletSync, kubeletSync) }
+func (t Timing) kubeletSync() time.Duration { return cmp.Or(t.KubeletSync, kubeletSync) }
 
-func (t Timing) cloudSync() time.Duration { return cmpOr(t.CloudSync, cloudSync) }
-
-func cmpOr(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-
-	return def
-}
+func (t Timing) cloudSync() time.Duration { return cmp.Or(t.CloudSync, cloudSync) }
 
 // PodWait is what the sandbox's model made one pod wait on its node
 // before it ran: the modelled pod start and its image pulls, the queue
