@@ -24,6 +24,7 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/chartrepo"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/factoryfake"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/hcloudfake"
+	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubereal"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubereal/kubebin"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/rescuefake"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/talosfake"
@@ -60,6 +61,20 @@ type Options struct {
 	// this. 0 gives it at once; 1 is real time (HetznerLatency sets it to
 	// its scale).
 	HealthCheckScale float64
+	// PodStart is how long a simulated kubelet takes to start a pod's
+	// containers once its images are on the node, until it is Running and
+	// Ready (default 500ms).
+	PodStart time.Duration
+	// KubeletSync and CloudSync are how often the simulated kubelets, and
+	// the simulated cloud controller and cilium operator, look at the API
+	// server (defaults 500ms and 1s); a kubelet also wakes when a
+	// modelled wait ends.
+	KubeletSync, CloudSync time.Duration
+}
+
+// kubeTiming is talosfake's KubeTiming from o.
+func (o Options) kubeTiming() kubereal.Timing {
+	return kubereal.Timing{PodStart: o.PodStart, KubeletSync: o.KubeletSync, CloudSync: o.CloudSync}
 }
 
 // DefaultRescueSSHPort is where rescue systems listen in the sandbox.
@@ -148,6 +163,7 @@ func Start(ctx context.Context, o Options) (*Sandbox, error) {
 		ForwardLoadBalancers: true, Now: o.HCloudNow, FirstHealthCheck: o.scaledHealthCheck,
 	})
 	co := talosfake.ClusterOptions{HCloudEndpoint: s.HCloudURL, Admit: s.HCloud.FirewallAdmits, Registries: []string{ln.Addr().String()}}
+	co.KubeTiming = o.kubeTiming()
 	// Each cluster's Kubernetes API is the real kube-apiserver, etcd,
 	// kube-controller-manager and kube-scheduler, built from source on
 	// first use (docs/sandbox.md), in the background: everything but a

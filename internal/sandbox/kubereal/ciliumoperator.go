@@ -64,7 +64,7 @@ func (c *ControlPlane) StartCiliumOperator(ctx context.Context) (*CiliumOperator
 	}
 
 	op := &CiliumOperator{admin: admin, crds: dyn.Resource(crdResource)}
-	op.poll = startPoller(ctx, cloudSync, op.sync)
+	op.poll = startPoller(ctx, c.cfg.Timing.cloudSync(), op.sync)
 
 	return op, nil
 }

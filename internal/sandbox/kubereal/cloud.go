@@ -46,7 +46,7 @@ func (c *ControlPlane) StartCloudController(ctx context.Context, endpoint string
 	}
 
 	cc := &CloudController{admin: admin, endpoint: endpoint}
-	cc.poll = startPoller(ctx, cloudSync, cc.sync)
+	cc.poll = startPoller(ctx, c.cfg.Timing.cloudSync(), cc.sync)
 
 	return cc, nil
 }

@@ -52,6 +52,9 @@ type Config struct {
 	// baseline, audit and warn restricted, kube-system exempt).
 	Admission []AdmissionPlugin
 
+	// Timing paces the simulated kubelets and controllers.
+	Timing Timing
+
 	Log *slog.Logger
 }
 

@@ -34,6 +34,7 @@ type ControlPlane struct {
 	procs []*process // in start order
 	once  sync.Once
 	done  chan struct{}
+	trace trace
 }
 
 // Process names one running program.
@@ -62,11 +63,14 @@ func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 		Addr: fmt.Sprintf("127.0.0.1:%d", p.apiServer)}
 	c.URL = "https://" + c.Addr
 
-	if err := c.start(ctx, p); err != nil {
+	began := time.Now()
+	if err := c.start(ctx, p, began); err != nil {
 		c.Stop()
 
 		return nil, err
 	}
+
+	go c.measureControllers(ctx, began)
 
 	go func() {
 		select {
@@ -79,7 +83,7 @@ func Start(ctx context.Context, cfg Config) (*ControlPlane, error) {
 	return c, nil
 }
 
-func (c *ControlPlane) start(ctx context.Context, p ports) error {
+func (c *ControlPlane) start(ctx context.Context, p ports, began time.Time) error {
 	pki, err := c.cfg.writePKI(c.URL)
 	if err != nil {
 		return err
@@ -119,6 +123,10 @@ func (c *ControlPlane) start(ctx context.Context, p ports) error {
 	if err := waitHealthy(ctx, api, c.URL+"/readyz", admin, apiServerReadyTimeout); err != nil {
 		return err
 	}
+
+	c.trace.mu.Lock()
+	c.trace.apiReady = time.Since(began)
+	c.trace.mu.Unlock()
 
 	if _, err := c.run("kube-controller-manager", b.ControllerManager, c.cfg.controllerManagerArgs(pki, p)); err != nil {
 		return err

@@ -29,7 +29,8 @@ type KubeletConfig struct {
 	Labels     map[string]string
 	Taints     []corev1.Taint
 	// PodStart is how long a pod takes from bound to Running (container
-	// start, beside the image pulls); default 500ms.
+	// start, beside the image pulls); default the control plane's
+	// Timing.PodStart.
 	PodStart time.Duration
 	// PullDelay is how long pulling an image takes on this node (the
 	// sandbox's per-image latency); nil pulls at once. Each image is
@@ -54,8 +55,10 @@ type Kubelet struct {
 	admin  *kubernetes.Clientset
 	poll   *poller
 
+	trace *trace
+
 	mu       sync.Mutex
-	seen     map[types.UID]time.Time
+	seen     map[types.UID]*podSeen
 	started  int
 	lastBeat time.Time
 	imgs     images
@@ -75,7 +78,7 @@ const (
 // Stop is called.
 func (c *ControlPlane) StartKubelet(ctx context.Context, cfg KubeletConfig) (*Kubelet, error) {
 	if cfg.PodStart == 0 {
-		cfg.PodStart = 500 * time.Millisecond
+		cfg.PodStart = c.cfg.Timing.podStart()
 	}
 
 	if cfg.JobRun == 0 {
@@ -92,14 +95,14 @@ func (c *ControlPlane) StartKubelet(ctx context.Context, cfg KubeletConfig) (*Ku
 		return nil, err
 	}
 
-	k := &Kubelet{cfg: cfg, client: client, admin: admin, seen: map[types.UID]time.Time{},
+	k := &Kubelet{cfg: cfg, client: client, admin: admin, seen: map[types.UID]*podSeen{}, trace: &c.trace,
 		imgs: images{ready: map[string]time.Time{}, fails: map[string]int{}}}
 
 	if err := k.register(ctx); err != nil {
 		return nil, err
 	}
 
-	k.poll = startPoller(ctx, kubeletSync, k.sync)
+	k.poll = startPoller(ctx, c.cfg.Timing.kubeletSync(), k.sync)
 
 	return k, nil
 }
@@ -361,15 +364,19 @@ func (k *Kubelet) syncPods(ctx context.Context) bool {
 
 func (k *Kubelet) start(ctx context.Context, p *corev1.Pod) {
 	k.mu.Lock()
-	first, ok := k.seen[p.UID]
+	ps, ok := k.seen[p.UID]
 
 	if !ok {
-		first = time.Now()
-		k.seen[p.UID] = first
+		ps = &podSeen{first: time.Now()}
+		k.seen[p.UID] = ps
 	}
 	k.mu.Unlock()
 
-	if time.Since(first) < k.cfg.PodStart {
+	if left := k.cfg.PodStart - time.Since(ps.first); left > 0 {
+		if !ok {
+			k.poll.wakeAfter(left)
+		}
+
 		return
 	}
 
@@ -382,7 +389,7 @@ func (k *Kubelet) start(ctx context.Context, p *corev1.Pod) {
 		return
 	}
 
-	if ws := k.pull(ctx, p); ws != nil {
+	if ws := k.pull(ctx, p, ps); ws != nil {
 		k.setWaiting(ctx, p, ws)
 
 		return
@@ -425,7 +432,48 @@ func (k *Kubelet) start(ctx context.Context, p *corev1.Pod) {
 		})
 	}
 
-	_, _ = k.client.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{}) //nolint:errcheck // retried next sync
+	if _, err := k.client.CoreV1().Pods(p.Namespace).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+		return // retried next sync
+	}
+
+	k.ran(p, ps)
+}
+
+// ran records the pod's modelled wait, once, and wakes the kubelet for
+// what follows at once: a CNI pod's node turns Ready, a Job's pod ends.
+func (k *Kubelet) ran(p *corev1.Pod, ps *podSeen) {
+	k.mu.Lock()
+	done := ps.recorded
+	ps.recorded = true
+	k.mu.Unlock()
+
+	if done {
+		return
+	}
+
+	w := PodWait{Namespace: p.Namespace, Name: p.Name, Node: k.cfg.Name, CNI: isCNIPod(p), Seen: ps.first, Running: time.Now(),
+		Start: k.cfg.PodStart, Pull: ps.pull}
+	for _, c := range p.Spec.Containers {
+		w.Images = append(w.Images, c.Image)
+	}
+
+	k.trace.add(w)
+
+	switch {
+	case w.CNI:
+		k.poll.wakeAfter(0)
+	case isJobPod(p):
+		k.poll.wakeAfter(k.cfg.JobRun)
+	}
+}
+
+// podSeen is what the kubelet knows of a pod it has not run yet: when it
+// first saw it, and its modelled pulls once asked for.
+type podSeen struct {
+	first    time.Time
+	pulling  bool
+	pull     time.Duration
+	recorded bool
 }
 
 // podIP is the node's address for host-network pods, else an address of

@@ -29,16 +29,21 @@ type waiting struct{ reason, message string }
 
 // pull plays the image manager for p's containers: nil once every image
 // is on the node, else each container's waiting state.
-func (k *Kubelet) pull(ctx context.Context, p *corev1.Pod) map[string]waiting {
+func (k *Kubelet) pull(ctx context.Context, p *corev1.Pod, ps *podSeen) map[string]waiting {
 	k.imgs.mu.Lock()
 	defer k.imgs.mu.Unlock()
 
 	var out map[string]waiting
 
 	now := time.Now()
+	last := now
 
 	for _, c := range p.Spec.Containers {
 		w, failed := k.pullOne(now, p, c.Image)
+		if end, ok := k.imgs.ready[c.Image]; ok && end.After(last) {
+			last = end
+		}
+
 		if w == nil {
 			continue
 		}
@@ -52,6 +57,19 @@ func (k *Kubelet) pull(ctx context.Context, p *corev1.Pod) map[string]waiting {
 		if failed {
 			k.event(ctx, p, corev1.EventTypeWarning, "Failed", fmt.Sprintf("Failed to pull image %q: %s", c.Image, w.message))
 		}
+	}
+
+	// The first request fixes the pod's modelled pull time (its queue
+	// included); the kubelet wakes when the last image is there.
+	k.mu.Lock()
+	first := !ps.pulling
+	if first {
+		ps.pulling, ps.pull = true, last.Sub(now)
+	}
+	k.mu.Unlock()
+
+	if first && last.After(now) {
+		k.poll.wakeAfter(last.Sub(now))
 	}
 
 	return out

@@ -105,6 +105,25 @@ func TestKubeletPullsJobsAndEvictions(t *testing.T) {
 		t.Errorf("the second pod took %s, as if its image were pulled again", took)
 	}
 
+	// The trace holds each pod's modelled wait: the pull once, the start
+	// for both; and the control plane's measured start.
+	waits := map[string]kubereal.PodWait{}
+	for _, w := range cp.Trace().Pods {
+		waits[w.Name] = w
+	}
+
+	if w := waits["slow"]; w.Pull != pullDelay || w.Start != 500*time.Millisecond || w.Node != "w-1" || w.Running.Before(w.Seen.Add(w.Modelled())) {
+		t.Errorf("the slow pod's wait is %+v, want a %s pull and the default 500ms start, running after both", w, pullDelay)
+	}
+
+	if w, ok := waits["slow-2"]; !ok || w.Pull != 0 {
+		t.Errorf("the second pod's wait is %+v (recorded %v), want no pull", w, ok)
+	}
+
+	if tr := cp.Trace(); tr.APIServer <= 0 || tr.Controllers < tr.APIServer {
+		t.Errorf("control plane start: kube-apiserver ready after %s, controllers after %s", tr.APIServer, tr.Controllers)
+	}
+
 	waitFor(t, time.Minute, "the forbidden pull backs off with the kubelet's reason and event", func() (bool, error) {
 		p, ph, err := podPhase(ctx, admin, "blocked")
 		if err != nil || ph != corev1.PodPending || len(p.Status.ContainerStatuses) != 1 || p.Status.ContainerStatuses[0].State.Waiting == nil {

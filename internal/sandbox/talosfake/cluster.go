@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubereal"
 	"github.com/ohmytalos/ohmytalos/internal/sandbox/kubereal/kubebin"
 )
 
@@ -132,6 +133,9 @@ type ClusterOptions struct {
 	// ImagePullDelay is how long a real-Kubernetes node's kubelet takes to
 	// pull an image (each once per node); nil pulls at once.
 	ImagePullDelay func(image string) time.Duration
+	// KubeTiming paces the real control planes' simulated kubelets and
+	// controllers (zero fields keep kubereal's defaults).
+	KubeTiming kubereal.Timing
 }
 
 // Built is a ClusterOptions.RealKubernetes for binaries already built.

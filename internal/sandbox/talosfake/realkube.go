@@ -175,6 +175,7 @@ func realKubeConfig(n *Node, o ClusterOptions) (kubereal.Config, error) {
 		SecretboxKey:      cl.SecretboxEncryptionSecret(),
 		Admission:         kubereal.AdmissionFromTalos(cl.APIServer().AdmissionControl()),
 		AdvertiseAddress:  n.opts.PrivateIP,
+		Timing:            o.KubeTiming,
 		Log:               o.Logger,
 	}
 
@@ -350,6 +351,33 @@ func (c *Cluster) RealKubernetesProcesses() []kubereal.Process {
 		rk.mu.Lock()
 		if rk.cp != nil {
 			out = append(out, rk.cp.Processes()...)
+		}
+		rk.mu.Unlock()
+	}
+
+	return out
+}
+
+// RealKubernetesTraces are the real control planes' measured starts and
+// their pods' modelled waits (kubereal.Trace), one per Talos cluster
+// whose control plane runs, e.g. to compare a run with the time model.
+func (c *Cluster) RealKubernetesTraces() []kubereal.Trace {
+	c.mu.Lock()
+	var running []*realKube
+
+	for _, tc := range c.clusters {
+		if tc.real != nil {
+			running = append(running, tc.real)
+		}
+	}
+	c.mu.Unlock()
+
+	var out []kubereal.Trace
+
+	for _, rk := range running {
+		rk.mu.Lock()
+		if rk.cp != nil {
+			out = append(out, rk.cp.Trace())
 		}
 		rk.mu.Unlock()
 	}
