@@ -19,17 +19,47 @@ import (
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 )
 
-// buildBinary builds cmd/ohmytalos into a temp dir once per test.
+// builtBinary is cmd/ohmytalos built once for the tests that use it at
+// the same time: each go build links a new 150 MB binary, 10 s and more of
+// the CPU the parallel tests share. The last user's cleanup removes it.
+var builtBinary struct {
+	sync.Mutex
+	dir, bin string
+	users    int
+}
+
+// buildBinary builds cmd/ohmytalos into a temp dir, or hands out the one
+// built for a test still running.
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "ohmytalos")
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/ohmytalos/ohmytalos/cmd/ohmytalos")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("build ohmytalos: %v\n%s", err, out)
+	b := &builtBinary
+	b.Lock()
+	defer b.Unlock()
+	if b.bin == "" {
+		dir, err := os.MkdirTemp("", "ohmytalos-e2e-bin-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		bin := filepath.Join(dir, "ohmytalos")
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/ohmytalos/ohmytalos/cmd/ohmytalos")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			os.RemoveAll(dir)
+			t.Fatalf("build ohmytalos: %v\n%s", err, out)
+		}
+		b.dir, b.bin = dir, bin
 	}
-	return bin
+	b.users++
+	t.Cleanup(func() {
+		b.Lock()
+		defer b.Unlock()
+		if b.users--; b.users == 0 {
+			os.RemoveAll(b.dir)
+			b.dir, b.bin = "", ""
+		}
+	})
+	return b.bin
 }
 
 // standalone is a "ohmytalos sandbox serve" child process.

@@ -29,7 +29,6 @@ import (
 func seedWorld(t *testing.T, edit func(*spec.Spec)) *world {
 	t.Helper()
 	needGo(t)
-	t.Setenv("OHMYTALOS_AGE_KEY_FILE", filepath.Join(t.TempDir(), "age.key"))
 	sp, err := spec.Load("../examples/seed.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +39,7 @@ func seedWorld(t *testing.T, edit func(*spec.Spec)) *world {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { sb.Close() })
-	return &world{&testworld.World{SB: sb, Dir: t.TempDir(), Spec: sp}}
+	return &world{&testworld.World{SB: sb, Dir: t.TempDir(), Spec: sp, KeyFile: testworld.NewKeyFile(t)}}
 }
 
 // needGo skips a test on the real control plane where there is no go
@@ -111,6 +110,7 @@ func setOn(a *spec.Addon, on bool) { a.Enabled = &on }
 // reuses every release; a handed-over release survives two applies
 // untouched; switching metrics-server off uninstalls it.
 func TestAddonsHelmReleasesOnRealKubernetes(t *testing.T) {
+	t.Parallel()
 	w := seedWorld(t, func(sp *spec.Spec) {
 		sp.Addons.Cilium.Values = map[string]any{"hubble": map[string]any{"relay": map[string]any{"enabled": true}}}
 		setOn(&sp.Addons.MetricsServer, true)
@@ -196,6 +196,7 @@ func TestAddonsHelmReleasesOnRealKubernetes(t *testing.T) {
 // An addons.extra chart (a local chart directory) is installed after the
 // built-in ones, with its values.
 func TestAddonsMigrateTypedObjectsToReleases(t *testing.T) {
+	t.Parallel()
 	chartDir := t.TempDir()
 	for name, body := range map[string]string{
 		"Chart.yaml":               "apiVersion: v2\nname: notes\nversion: 0.1.0\n",

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ohmytalos/ohmytalos/internal/addons"
@@ -15,6 +16,7 @@ import (
 )
 
 func TestApplySeedThenNothingChanges(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "../examples/seed.yaml")
 	var events []engine.Event
 	if _, err := w.apply(t, context.Background(), func(ev engine.Event) { events = append(events, ev) }); err != nil {
@@ -90,6 +92,7 @@ func productRequests(st hcloudfake.Stats) map[string]int {
 // is created and checkpointed, resumes in a new "process", and checks the
 // end state is exactly the planned one.
 func TestResumeAtEveryCheckpoint(t *testing.T) {
+	t.Parallel()
 	// How many checkpoints a clean run has.
 	clean := newWorld(t, "../examples/seed.yaml")
 	points := 0
@@ -106,47 +109,60 @@ func TestResumeAtEveryCheckpoint(t *testing.T) {
 	}
 	// Every cancel before the last checkpoint must interrupt the run: a
 	// run that finishes anyway proves nothing about resuming.
-	wantInterrupted, interrupted := 0, 0
-	for k := 1; k <= points; k += step {
-		if k < points {
-			wantInterrupted++
-		}
-		t.Run(fmt.Sprintf("after-%d", k), func(t *testing.T) {
-			w := newWorld(t, "../examples/seed.yaml")
-			ctx, cancel := context.WithCancel(context.Background())
-			n := 0
-			where := ""
-			_, err := w.apply(t, ctx, func(ev engine.Event) {
-				if ev.Kind == engine.KindResource && ev.Action == engine.ActionCreate {
-					n++
-					if n == k {
-						where = ev.Resource
-						cancel()
-					}
-				}
-			})
-			cancel()
+	wantInterrupted, interrupted := 0, atomic.Int32{}
+	// Each checkpoint has its own world, so they run in parallel (go
+	// test -parallel at a time); the group returns when all are done.
+	t.Run("interrupt", func(t *testing.T) {
+		for k := 1; k <= points; k += step {
 			if k < points {
-				// Not every layer wraps with %w (gRPC statuses, the engine's
-				// "interrupted" summary), so the cause is read from the text.
-				if err != nil && strings.Contains(err.Error(), context.Canceled.Error()) {
-					interrupted++
-				} else {
-					t.Errorf("run after the interrupt at %s (checkpoint %d of %d) returned %v, want an error caused by the cancel", where, k, points, err)
-				}
+				wantInterrupted++
 			}
-			if _, err := w.apply(t, context.Background(), nil); err != nil {
-				t.Fatalf("resume after %s: %v", where, err)
-			}
-			w.CheckCounts(t)
-			for _, s := range w.SB.HCloud.Servers() {
-				if s.Labels["ohmytalos.io/temporary"] == "true" {
-					t.Errorf("temporary server %s left after interrupt at %s", s.Name, where)
-				}
-			}
-		})
+			t.Run(fmt.Sprintf("after-%d", k), func(t *testing.T) {
+				t.Parallel()
+				resumeAfter(t, k, points, &interrupted)
+			})
+		}
+	})
+	if got := int(interrupted.Load()); got != wantInterrupted {
+		t.Errorf("%d runs interrupted, want %d (one per checkpoint before the last of %d)", got, wantInterrupted, points)
 	}
-	if interrupted != wantInterrupted {
-		t.Errorf("%d runs interrupted, want %d (one per checkpoint before the last of %d)", interrupted, wantInterrupted, points)
+}
+
+// resumeAfter cancels a seed apply right after its k-th checkpoint (of
+// points), counts the run in interrupted when the cancel stopped it,
+// resumes in a new "process" and checks the end state.
+func resumeAfter(t *testing.T, k, points int, interrupted *atomic.Int32) {
+	t.Helper()
+	w := newWorld(t, "../examples/seed.yaml")
+	ctx, cancel := context.WithCancel(context.Background())
+	n := 0
+	where := ""
+	_, err := w.apply(t, ctx, func(ev engine.Event) {
+		if ev.Kind == engine.KindResource && ev.Action == engine.ActionCreate {
+			n++
+			if n == k {
+				where = ev.Resource
+				cancel()
+			}
+		}
+	})
+	cancel()
+	if k < points {
+		// Not every layer wraps with %w (gRPC statuses, the engine's
+		// "interrupted" summary), so the cause is read from the text.
+		if err != nil && strings.Contains(err.Error(), context.Canceled.Error()) {
+			interrupted.Add(1)
+		} else {
+			t.Errorf("run after the interrupt at %s (checkpoint %d of %d) returned %v, want an error caused by the cancel", where, k, points, err)
+		}
+	}
+	if _, err := w.apply(t, context.Background(), nil); err != nil {
+		t.Fatalf("resume after %s: %v", where, err)
+	}
+	w.CheckCounts(t)
+	for _, s := range w.SB.HCloud.Servers() {
+		if s.Labels["ohmytalos.io/temporary"] == "true" {
+			t.Errorf("temporary server %s left after interrupt at %s", s.Name, where)
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 // VIP (talos #11830), then the cluster firewall stopped admitting port
 // 50000 from here: talos-endpoints fails for each, naming the endpoint.
 func TestDoctorTalosEndpoints(t *testing.T) {
+	t.Parallel()
 	c := appliedDoctorCluster(t)
 	tc := storedSecret(t, c.env, secretTalosconfig)
 	cfg, err := clientconfig.FromBytes(tc)
@@ -32,7 +33,7 @@ func TestDoctorTalosEndpoints(t *testing.T) {
 	if err := c.env.State.PutSecret(secretTalosconfig, edited); err != nil {
 		t.Fatal(err)
 	}
-	r := c.doctorResults(t)["talos-endpoints"]
+	r := c.doctorResults(t, "talos-endpoints")["talos-endpoints"]
 	if r.Status != doctor.StatusFail || !strings.Contains(strings.Join(r.Evidence, "\n"), "endpoint 10.0.1.100 is the VIP") ||
 		!strings.Contains(strings.Join(r.Evidence, "\n"), "endpoint "+first+" answers") {
 		t.Fatalf("talos-endpoints with the VIP = %s, want fail naming the VIP: %s", r.Status, describeResult(r))
@@ -61,30 +62,32 @@ func TestDoctorTalosEndpoints(t *testing.T) {
 	if _, _, err := hc.Firewall.SetRules(ctx, fws[0], hcloud.FirewallSetRulesOpts{Rules: keep}); err != nil {
 		t.Fatal(err)
 	}
-	r = c.doctorResults(t)["talos-endpoints"]
+	r = c.doctorResults(t, "talos-endpoints")["talos-endpoints"]
 	if r.Status != doctor.StatusFail || !strings.Contains(strings.Join(r.Evidence, "\n"), "endpoint "+first+" does not answer") ||
 		!strings.Contains(r.Fix, "allow TCP 50000") {
 		t.Fatalf("talos-endpoints behind the firewall = %s, want fail naming %s: %s", r.Status, first, describeResult(r))
 	}
 }
 
-// TestDoctorVersionSkew: the seed cluster runs what its spec says; a spec
+// checkVersionSkew: the seed cluster runs what its spec says; a spec
 // edited to a Kubernetes release Talos v1.13 does not support fails, and
-// one naming another Talos patch warns that the nodes differ.
-func TestDoctorVersionSkew(t *testing.T) {
-	c := appliedDoctorCluster(t)
-	r := c.doctorResults(t)["version-skew"]
+// one naming another Talos patch warns that the nodes differ. It puts
+// the spec's versions back when it ends.
+func checkVersionSkew(t *testing.T, c *doctorCluster) {
+	k8s, talos := c.env.Spec.Kubernetes.Version, c.env.Spec.Talos.Version
+	defer func() { c.env.Spec.Kubernetes.Version, c.env.Spec.Talos.Version = k8s, talos }()
+	r := c.doctorResults(t, "version-skew")["version-skew"]
 	ev := strings.Join(r.Evidence, "\n")
 	if r.Status != doctor.StatusPass || !strings.Contains(ev, "demo-cp-1: Talos v1.13.9") || !strings.Contains(ev, "kubelet v1.36.3") {
 		t.Fatalf("version-skew on the seed cluster = %s, want pass with each node's versions: %s", r.Status, describeResult(r))
 	}
 	c.env.Spec.Kubernetes.Version = "1.37.0"
-	r = c.doctorResults(t)["version-skew"]
+	r = c.doctorResults(t, "version-skew")["version-skew"]
 	if r.Status != doctor.StatusFail || !strings.Contains(strings.Join(r.Evidence, "\n"), "spec: kubernetes.version 1.37.0 on talos.version v1.13.9: version of Kubernetes 1.37.0 is too new") {
 		t.Fatalf("version-skew with kubernetes 1.37.0 = %s, want fail: %s", r.Status, describeResult(r))
 	}
 	c.env.Spec.Kubernetes.Version, c.env.Spec.Talos.Version = "1.36.3", "v1.13.8"
-	r = c.doctorResults(t)["version-skew"]
+	r = c.doctorResults(t, "version-skew")["version-skew"]
 	if r.Status != doctor.StatusWarn || !strings.Contains(strings.Join(r.Evidence, "\n"), "demo-worker-1 runs Talos v1.13.9, the spec says v1.13.8") {
 		t.Fatalf("version-skew with talos v1.13.8 in the spec = %s, want warn naming the nodes: %s", r.Status, describeResult(r))
 	}

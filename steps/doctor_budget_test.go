@@ -17,8 +17,9 @@ import (
 // with reads; api-budget warns, names the other resources' actions, and
 // says what the API cannot tell.
 func TestDoctorAPIBudget(t *testing.T) {
+	t.Parallel()
 	c := appliedDoctorCluster(t)
-	r := c.doctorResults(t)["api-budget"]
+	r := c.doctorResults(t, "api-budget")["api-budget"]
 	if r.Status != doctor.StatusPass || !strings.Contains(strings.Join(r.Evidence, "\n"), "this cluster: server create_server") {
 		t.Fatalf("api-budget after apply = %s, want pass naming this cluster's actions: %s", r.Status, describeResult(r))
 	}
@@ -58,7 +59,7 @@ func TestDoctorAPIBudget(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	r = c.doctorResults(t)["api-budget"]
+	r = c.doctorResults(t, "api-budget")["api-budget"]
 	all := strings.Join(r.Evidence, "\n") + "\n" + r.Explanation + "\n" + r.Fix
 	if r.Status != doctor.StatusWarn {
 		t.Fatalf("api-budget after the other controller's reads = %s, want warn: %s", r.Status, describeResult(r))

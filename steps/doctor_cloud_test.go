@@ -78,6 +78,7 @@ func lbKubeService(name string, ann map[string]string) *corev1.Service {
 // with its SyncLoadBalancerFailed event, and lb-pending names the
 // annotation and the variable.
 func TestDoctorLBPending(t *testing.T) {
+	t.Parallel()
 	// The real control plane (the default): helm needs its OpenAPI
 	// documents; the simulated CCM's service controller
 	// (kubereal/servicecontroller.go) reads the running pod's environment.
@@ -120,7 +121,7 @@ func TestDoctorLBPending(t *testing.T) {
 		}
 		return len(evs.Items) > 0 && len(shop.Status.LoadBalancer.Ingress) > 0, fmt.Sprint(evs.Items, shop.Status)
 	})
-	r := c.doctorResults(t)["lb-pending"]
+	r := c.doctorResults(t, "lb-pending")["lb-pending"]
 	if r.Status != doctor.StatusFail {
 		t.Fatalf("lb-pending = %s, want fail: %s", r.Status, describeResult(r))
 	}

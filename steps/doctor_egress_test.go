@@ -38,8 +38,9 @@ func withDefaultRoute(t *testing.T, cfg []byte) []byte {
 // only routes the network's range since 2025-08-11), the one whose
 // config routes via 10.0.0.1 passes.
 func TestDoctorEgress(t *testing.T) {
+	t.Parallel()
 	c := appliedDoctorCluster(t)
-	r := c.doctorResults(t)["egress"]
+	r := c.doctorResults(t, "egress")["egress"]
 	if r.Status != doctor.StatusPass || !strings.Contains(strings.Join(r.Evidence, "\n"), "via 172.31.1.1 dev eth0") {
 		t.Fatalf("egress on the seed cluster = %s, want pass via 172.31.1.1: %s", r.Status, describeResult(r))
 	}

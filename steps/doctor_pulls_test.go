@@ -24,6 +24,7 @@ func pinnedPod(name, node, image string) *corev1.Pod {
 // and cannot reach ghcr.io; the kubelet reports ErrImagePull and
 // ImagePullBackOff, and image-pulls names each node with its cause.
 func TestDoctorImagePulls(t *testing.T) {
+	t.Parallel()
 	// The real control plane (the default): helm needs its OpenAPI
 	// documents; the registry faults answer its simulated kubelets' pulls.
 	c := appliedDoctorCluster(t)
@@ -77,7 +78,7 @@ func TestDoctorImagePulls(t *testing.T) {
 	if err != nil || len(evs.Items) == 0 || !strings.HasPrefix(evs.Items[0].Message, `Failed to pull image "registry.k8s.io/e2e-test-images/agnhost:2.53": rpc error`) {
 		t.Errorf("kubelet's Failed event on agnhost: %v %v", evs, err)
 	}
-	r := c.doctorResults(t)["image-pulls"]
+	r := c.doctorResults(t, "image-pulls")["image-pulls"]
 	if r.Status != doctor.StatusFail {
 		t.Fatalf("image-pulls = %s, want fail: %s", r.Status, describeResult(r))
 	}

@@ -20,6 +20,7 @@ import (
 // disruption controller judge the budget, the simulated kubelet confirms
 // the evicted pods' deletion.
 func TestDrainNode(t *testing.T) {
+	t.Parallel()
 	checkDrain(t, smallWorld(t, "v1.13.9", "1.36.3"))
 }
 

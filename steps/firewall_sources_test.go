@@ -53,6 +53,7 @@ func planItems(t *testing.T, d *Deps, env *engine.Env) engine.Plan {
 // The default firewall admits only the operator's detected address; a
 // changed address shows in the plan as an update and is applied as one.
 func TestFirewallAdmitsOnlyTheOperator(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "../examples/seed.yaml")
 	d := w.deps()
 	env := w.env(t)
@@ -133,6 +134,7 @@ func mapsEqual(a, b map[string][]string) bool {
 // balancers that firewalls do not filter, and a clear error when nothing
 // can be detected.
 func TestFirewallPlanNotes(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "../examples/seed.yaml")
 	env := w.env(t)
 	d := w.deps()

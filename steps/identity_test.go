@@ -21,6 +21,7 @@ import (
 // firewall.allow), and says why; steps/destroy's
 // TestSecondCheckoutCannotDestroyTheFirst shows it cannot delete it.
 func TestSecondCheckoutCannotTouchTheFirst(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "../examples/seed.yaml")
 	if _, err := w.apply(t, context.Background(), nil); err != nil {
 		t.Fatal(err)
@@ -46,7 +47,7 @@ func TestSecondCheckoutCannotTouchTheFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	other.Firewall.Allow = []string{"203.0.113.7/32"}
-	w2 := &world{&testworld.World{SB: w.SB, Dir: filepath.Join(t.TempDir(), ".ohmytalos", other.Name), Spec: other}}
+	w2 := &world{&testworld.World{SB: w.SB, Dir: filepath.Join(t.TempDir(), ".ohmytalos", other.Name), Spec: other, KeyFile: w.KeyFile}}
 
 	// apply --only pools: refused, nothing changed.
 	err = engine.New(All(w2.deps())...).Run(context.Background(), w2.env(t), engine.Options{Only: StepPools}, nil)
@@ -66,6 +67,7 @@ func TestSecondCheckoutCannotTouchTheFirst(t *testing.T) {
 // before cluster IDs gets one on its next apply; only the resources its
 // state lists get the label.
 func TestStateWithoutIDGetsOneAndLabelsOnlyItsResources(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "../examples/seed.yaml")
 	if _, err := w.apply(t, context.Background(), nil); err != nil {
 		t.Fatal(err)

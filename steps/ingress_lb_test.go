@@ -42,6 +42,7 @@ func (w *world) ingressLB(t *testing.T) *hcloud.LoadBalancer {
 // sets on them alone: a second apply changes nothing, also after the
 // controller changed its services and labelled it.
 func TestIngressLoadBalancerIsHandedOver(t *testing.T) {
+	t.Parallel()
 	w := poolsWorld(t, nil)
 	ctx := context.Background()
 	c := w.client()
@@ -99,6 +100,7 @@ func TestIngressLoadBalancerIsHandedOver(t *testing.T) {
 // gives the load balancer ohmytalos owns whole, and plan says nothing
 // answers behind it.
 func TestIngressOffKeepsTodaysLoadBalancer(t *testing.T) {
+	t.Parallel()
 	w := poolsWorld(t, func(sp *spec.Spec) {
 		off := false
 		sp.Addons.Ingress.Enabled = &off
@@ -118,6 +120,7 @@ func TestIngressOffKeepsTodaysLoadBalancer(t *testing.T) {
 // TestPlanListsTheDNSRecords is issue 20 item 3: with domains, plan
 // lists the A and AAAA records with the load balancer's addresses.
 func TestPlanListsTheDNSRecords(t *testing.T) {
+	t.Parallel()
 	w := poolsWorld(t, nil)
 	w.Spec.Domains = []string{"app.example.com"}
 	lb := w.ingressLB(t)
@@ -149,6 +152,7 @@ func TestIngressNotesWithoutIPv6(t *testing.T) {
 // off loses ohmytalos's label-selector target when the ingress is
 // switched on, and keeps it handed over afterwards.
 func TestIngressSwitchedOnHandsOver(t *testing.T) {
+	t.Parallel()
 	off := false
 	w := poolsWorld(t, func(sp *spec.Spec) { sp.Addons.Ingress.Enabled = &off })
 	on := true
@@ -170,6 +174,7 @@ func TestIngressSwitchedOnHandsOver(t *testing.T) {
 // The doctor learns from the live load balancer whether the ingress
 // serves IPv6, exactly when the plan lists AAAA records.
 func TestDoctorIngressIPv6(t *testing.T) {
+	t.Parallel()
 	w := poolsWorld(t, nil)
 	ctx := context.Background()
 	d := []string{"app.example.com"}
@@ -195,6 +200,7 @@ func TestDoctorIngressIPv6(t *testing.T) {
 // the same values, so what an apply recorded plans as reuse, not as an
 // upgrade of values that did not change.
 func TestAddonsPlanSeesTheIngressIPv6(t *testing.T) {
+	t.Parallel()
 	w := poolsWorld(t, func(sp *spec.Spec) { sp.Domains = []string{"app.example.com"} })
 	ctx, d, env := context.Background(), w.deps(), w.env(t)
 	in, err := d.addonInputs(ctx, env)

@@ -94,6 +94,7 @@ func TestRewriteKubeconfig(t *testing.T) {
 // plane's public address (the VIP is private), the others as alternative
 // contexts, and records the addresses for the certSANs.
 func TestBootstrapKubeconfigNamesPublicAddresses(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "../examples/seed.yaml")
 	if _, err := w.apply(t, context.Background(), nil); err != nil {
 		t.Fatal(err)

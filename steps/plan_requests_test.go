@@ -50,6 +50,7 @@ func tenfold(sp *spec.Spec) {
 // constant number of list calls per resource kind, whatever the number of
 // pools, fresh and applied.
 func TestPlanListsAreConstant(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "../examples/seed.yaml")
 	seed := planRequests(t, w)
 	big := newWorld(t, "../examples/seed.yaml")
@@ -70,6 +71,7 @@ func TestPlanListsAreConstant(t *testing.T) {
 // object; the network, firewall and load balancers, one or two whatever
 // the pools, may be read by their stored IDs.
 func TestPlanOfAnAppliedClusterListsOnce(t *testing.T) {
+	t.Parallel()
 	w := appliedWorld(t)
 	total := 0
 	reqs := planRequests(t, w)
@@ -90,6 +92,7 @@ func TestPlanOfAnAppliedClusterListsOnce(t *testing.T) {
 // TestPlanStopsAtTheFirst429: a spent budget stops plan at its first 429
 // with a message, instead of hcloud-go retrying it.
 func TestPlanStopsAtTheFirst429(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "../examples/seed.yaml")
 	w.SB.HCloud.InjectStatus("", "/", http.StatusTooManyRequests, 1000)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

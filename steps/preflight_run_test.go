@@ -26,6 +26,7 @@ func (w *world) preflight(t *testing.T) Findings {
 // TestPreflightHealthySeed: the seed cluster on a fresh project has no
 // error and no warning, only notes (its snapshots are to be built).
 func TestPreflightHealthySeed(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "../examples/seed.yaml")
 	fs := w.preflight(t)
 	for _, f := range fs {
@@ -60,6 +61,7 @@ func want(t *testing.T, fs Findings, sev Severity, check, field string, parts ..
 }
 
 func TestPreflightServerTypes(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "../examples/seed.yaml")
 	announced := time.Date(2026, 9, 1, 0, 0, 0, 0, time.UTC)
 	w.SB.HCloud.Withdraw("cpx32", "", announced, announced.AddDate(0, 3, 0))
@@ -86,6 +88,7 @@ func foreignServers(t *testing.T, w *world, n int) {
 }
 
 func TestPreflightLimits(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "../examples/seed.yaml")
 	foreignServers(t, w, 7)
 	// No limits stated: 12 servers pass Hetzner's usual 10 only as a warning.
@@ -100,6 +103,7 @@ func TestPreflightLimits(t *testing.T) {
 }
 
 func TestPreflightSnapshotsNeedABuilder(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "../examples/seed.yaml")
 	w.Spec.Pools[0].ServerType, w.Spec.Pools[0].Location = "cax21", "fsn1"
 	now := time.Now()
@@ -114,6 +118,7 @@ func TestPreflightSnapshotsNeedABuilder(t *testing.T) {
 }
 
 func TestPreflightReachability(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "../examples/seed.yaml")
 	w.Spec.Firewall.Allow = []string{"203.0.113.7/32"}
 	want(t, w.preflight(t), SeverityError, CheckReach, "firewall.allow", "does not admit your address [127.0.0.1]", "--allow-lockout", "lock this machine out", "127.0.0.1/32")
@@ -124,6 +129,7 @@ func TestPreflightReachability(t *testing.T) {
 }
 
 func TestPreflightBudget(t *testing.T) {
+	t.Parallel()
 	sb, err := sandbox.Start(context.Background(), sandbox.Options{RateLimit: 200})
 	if err != nil {
 		t.Fatal(err)
@@ -138,6 +144,7 @@ func TestPreflightBudget(t *testing.T) {
 // API cannot tell it) surfaces at create as resource_limit_exceeded, with
 // the fix, and apply stops there.
 func TestCreateOverALimitSaysWhatToDo(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "../examples/seed.yaml")
 	w.SB.HCloud.SetLimit("placement_groups", 1)
 	_, err := w.apply(t, context.Background(), nil)
@@ -154,6 +161,7 @@ func TestCreateOverALimitSaysWhatToDo(t *testing.T) {
 // TestPreflightPlacementGroupsPerProject: Hetzner's 50 spread groups per
 // project count the groups other tools made.
 func TestPreflightPlacementGroupsPerProject(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "../examples/seed.yaml")
 	c := w.client()
 	for i := range 49 {
@@ -168,6 +176,7 @@ func TestPreflightPlacementGroupsPerProject(t *testing.T) {
 // TestPreflightAddressUndetected: when this machine's address cannot be
 // detected, the firewall would admit no one: an error naming the fix.
 func TestPreflightAddressUndetected(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "../examples/seed.yaml")
 	w.Spec.Firewall.IPEchoURL = "http://127.0.0.1:1/"
 	want(t, w.preflight(t), SeverityError, CheckReach, "firewall.allow", "could not be detected", "firewall.allow")

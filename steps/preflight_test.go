@@ -56,6 +56,7 @@ func TestVIPLinkFollowsThePublicNIC(t *testing.T) {
 // whose servers have only a public IPv6: the private NIC is still eth1, and
 // that is where the config must put the VIP.
 func TestRenderedVIPLinkIPv6Only(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "../examples/seed.yaml")
 	w.Spec.PublicNetwork = &spec.PublicNetwork{IPv4: false, IPv6: true}
 	rendered, err := RenderConfigs(context.Background(), w.deps(), w.env(t))

@@ -14,6 +14,7 @@ import (
 // The seed cluster applies against the sandbox's real control plane
 // (issue 23), and a second apply does nothing.
 func TestApplySeedOnRealKubernetes(t *testing.T) {
+	t.Parallel()
 	w := seedWorld(t, func(*spec.Spec) {})
 	if _, err := w.apply(t, context.Background(), func(engine.Event) {}); err != nil {
 		t.Fatal(err)

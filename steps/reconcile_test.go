@@ -91,6 +91,7 @@ func hasEvent(evs []engine.Event, kind engine.Kind, action engine.Action, resour
 // sources, apply sets the rules, and Hetzner no longer opens 50000 and
 // 6443 to the internet.
 func TestFirewallDriftIsPlannedAndApplied(t *testing.T) {
+	t.Parallel()
 	w := appliedWorld(t)
 	// The sandbox's operator is loopback: a list without it would lock
 	// this test out of its own cluster, as it would an operator.
@@ -152,6 +153,7 @@ func TestFirewallDriftIsPlannedAndApplied(t *testing.T) {
 // (with it on, the cloud controller owns services and targets; see
 // TestIngressLoadBalancerIsHandedOver).
 func TestLoadBalancerDriftIsRepaired(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "../examples/seed.yaml")
 	w.Spec.Firewall.Allow = []string{"0.0.0.0/0", "::/0"}
 	off := false
@@ -224,6 +226,7 @@ func TestLoadBalancerDriftIsRepaired(t *testing.T) {
 // the load balancer targets it again), and a server type change is
 // planned as "replace" and left alone by apply, with a warning.
 func TestServerDrift(t *testing.T) {
+	t.Parallel()
 	w := appliedWorld(t)
 	ctx := context.Background()
 	c := w.client()
@@ -283,6 +286,7 @@ func TestServerDrift(t *testing.T) {
 // token; pointing the reference at the right one in the same process (as
 // the wizard does) uses the new token, not the cached client.
 func TestCorrectedTokenReferenceIsUsed(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "../examples/seed.yaml")
 	d := w.deps()
 	var mu sync.Mutex
@@ -396,6 +400,7 @@ func TestFormatRulesIsOrderIndependent(t *testing.T) {
 // back come back; another network range is planned as replace and left
 // alone.
 func TestNetworkAndPlacementGroupDrift(t *testing.T) {
+	t.Parallel()
 	w := appliedWorld(t)
 	ctx := context.Background()
 	c := w.client()

@@ -33,6 +33,7 @@ func readSecrets(t *testing.T, dir string) map[string][]byte {
 // is corrupt, the error's advice is followed, and apply runs again. The
 // bundle survives byte for byte and apply converges on the same cluster.
 func TestLostStateKeepsTheBundle(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "../examples/seed.yaml")
 	if _, err := w.apply(t, context.Background(), nil); err != nil {
 		t.Fatal(err)
@@ -81,6 +82,7 @@ func openErr(t *testing.T, w *world) string {
 // included. apply must refuse to make a new bundle for the servers that
 // exist, and say how to recover.
 func TestNoNewBundleOverLiveServers(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "../examples/seed.yaml")
 	if _, err := w.apply(t, context.Background(), nil); err != nil {
 		t.Fatal(err)

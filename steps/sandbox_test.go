@@ -24,10 +24,16 @@ func sandboxDeps(sb *sandbox.Sandbox, log *slog.Logger, version string) *Deps {
 	}, log, version)
 }
 
+// testLBHealthPoll is how often the tests' apply reads the ingress load
+// balancer's health: their sandboxes check targets at once
+// (sandbox.Options.HealthCheckScale 0), not every 15 s as Hetzner does.
+const testLBHealthPoll = 100 * time.Millisecond
+
 // deps wires fresh clients to the sandbox, as a new process would.
 func (w *world) deps() *Deps {
 	d := sandboxDeps(w.SB, nil, "test")
 	d.PollInterval, d.NodeTimeout = 10*time.Millisecond, time.Minute
+	d.LBHealthPoll = testLBHealthPoll
 	return d
 }
 

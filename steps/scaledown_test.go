@@ -82,6 +82,7 @@ func blockWithPDB(t *testing.T, cs *kubernetes.Clientset, node string) {
 // resumes; then the highest-numbered worker's server, Node and load
 // balancer target are gone, and the other worker stays.
 func TestScaleDownWorker(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "../examples/seed.yaml")
 	w.Spec.Pools[0].VolumeSize = 10
 	// The load balancer's label-selector target is ohmytalos's only with
@@ -208,6 +209,7 @@ func checkWorkerGone(t *testing.T, w *world, hc *hcloud.Client, cs *kubernetes.C
 // server is deleted, one at a time (a run killed after the first left
 // resumes), and etcd ends with one member.
 func TestScaleDownControlPlanes(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "../examples/seed.yaml")
 	w.Spec.Pools[0].VolumeSize, w.Spec.Pools[0].KeepVolumes = 10, true
 	if _, err := w.apply(t, context.Background(), nil); err != nil {
@@ -348,6 +350,7 @@ func powerOff(t *testing.T, hc *hcloud.Client, name string) *hcloud.Server {
 // the one down and the fix); a control plane that is down itself is
 // removed by a staying member.
 func TestScaleDownKeepsQuorum(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "../examples/seed.yaml")
 	w.Spec.Pools = append(w.Spec.Pools, spec.Pool{Name: "extra", ServerType: "cpx32", Count: 2, Subnet: "10.0.3.0/24"})
 	w.Spec.Default()

@@ -33,6 +33,11 @@ type Deps struct {
 	// AllowLockout lets apply set a firewall.allow that does not admit the
 	// operator's detected address (apply --allow-lockout).
 	AllowLockout bool
+	// LBHealthPoll is the least time between two reads of the ingress
+	// load balancer while apply waits for its health checks (0: 3 s,
+	// lbHealthPoll, for Hetzner's 15 s check interval). A sandbox whose
+	// health checks follow a faster time model may read more often.
+	LBHealthPoll time.Duration
 }
 
 func (d *Deps) poll() time.Duration {
@@ -40,6 +45,13 @@ func (d *Deps) poll() time.Duration {
 		return d.PollInterval
 	}
 	return 2 * time.Second
+}
+
+func (d *Deps) lbHealthPoll() time.Duration {
+	if d.LBHealthPoll > 0 {
+		return d.LBHealthPoll
+	}
+	return lbHealthPoll
 }
 
 func (d *Deps) nodeTimeout() time.Duration {

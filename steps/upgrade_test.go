@@ -73,6 +73,7 @@ func upgradeEvents(evs []engine.Event) []string {
 }
 
 func TestTalosUpgradeInPlace(t *testing.T) {
+	t.Parallel()
 	w := smallWorld(t, "v1.13.0", "1.36.3")
 	before, ids := talosVersions(t, w)
 	for name, v := range before {
@@ -165,6 +166,7 @@ func TestTalosUpgradeInPlace(t *testing.T) {
 // upgraded; the next apply upgrades the rest, never that one again, with
 // three control planes in etcd and two workers in one batch.
 func TestUpgradeResumesAfterKill(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "../examples/seed.yaml")
 	w.Spec.Talos.Version = "v1.13.0"
 	w.Spec.Upgrade.WorkerBatch = 2
@@ -207,6 +209,7 @@ func TestUpgradeResumesAfterKill(t *testing.T) {
 // schematic: the worker is upgraded to the new schematic at the same
 // release; the control plane is left alone.
 func TestSchematicChangeUpgradesItsNodes(t *testing.T) {
+	t.Parallel()
 	w := smallWorld(t, "v1.13.9", "1.36.3")
 	_, ids := talosVersions(t, w)
 	old := w.SB.Talos.Node(ids["demo-worker-1"]).SchematicID()
@@ -237,6 +240,7 @@ func mustPlan(t *testing.T, w *world) []engine.Plan {
 }
 
 func TestTalosUpgradeStopsAtFailingNodeAndResumes(t *testing.T) {
+	t.Parallel()
 	w := smallWorld(t, "v1.13.0", "1.36.3")
 	_, ids := talosVersions(t, w)
 	w.SB.Talos.FailUpgrade(ids["demo-cp-1"])
@@ -300,6 +304,7 @@ func nodeField[T any](t *testing.T, w *world, field func(corev1.Node) T) map[str
 }
 
 func TestKubernetesUpgradeMovesEveryKubelet(t *testing.T) {
+	t.Parallel()
 	w := smallWorld(t, "v1.13.9", "1.35.2")
 	before := kubeletVersions(t, w)
 	if len(before) != 2 || before["demo-cp-1"] != "v1.35.2" || before["demo-worker-1"] != "v1.35.2" {
@@ -413,6 +418,7 @@ func TestCheckKubernetesPath(t *testing.T) {
 // A removed node leaves no upgrade history behind for a server added later
 // under its name.
 func TestForgetUpgradeRecord(t *testing.T) {
+	t.Parallel()
 	w := newWorld(t, "../examples/seed.yaml")
 	env := w.env(t)
 	if err := forgetUpgradeRecord(env, "demo-worker-2"); err != nil {

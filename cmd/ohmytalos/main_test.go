@@ -37,5 +37,6 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	charts.Close()
+	removeBuiltBinary()
 	os.Exit(code)
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ohmytalos/ohmytalos/internal/sandbox"
@@ -93,15 +94,43 @@ func tempFile(t *testing.T, name, body string) string {
 	return p
 }
 
-// builtCLI builds the ohmytalos binary into a new temporary folder dir and
-// makes demo, the working folder of a cluster, in it; it returns the three.
+// builtBinary is the ohmytalos binary, built once for the package's
+// tests (each go build links a new 150 MB binary); TestMain removes it.
+var builtBinary struct {
+	sync.Mutex
+	dir, bin string
+}
+
+// removeBuiltBinary removes what builtCLI built; TestMain calls it.
+func removeBuiltBinary() {
+	if builtBinary.dir != "" {
+		os.RemoveAll(builtBinary.dir)
+	}
+}
+
+// builtCLI builds the ohmytalos binary (once per test binary), makes a new
+// temporary folder dir and demo, the working folder of a cluster, in it;
+// it returns the three.
 func builtCLI(t testing.TB) (dir, bin, work string) {
 	t.Helper()
-	dir = t.TempDir()
-	bin = filepath.Join(dir, "ohmytalos")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
+	b := &builtBinary
+	b.Lock()
+	if b.bin == "" {
+		d, err := os.MkdirTemp("", "ohmytalos-cmd-bin-")
+		if err != nil {
+			b.Unlock()
+			t.Fatal(err)
+		}
+		if out, err := exec.Command("go", "build", "-o", filepath.Join(d, "ohmytalos"), ".").CombinedOutput(); err != nil {
+			os.RemoveAll(d)
+			b.Unlock()
+			t.Fatalf("build: %v\n%s", err, out)
+		}
+		b.dir, b.bin = d, filepath.Join(d, "ohmytalos")
 	}
+	bin = b.bin
+	b.Unlock()
+	dir = t.TempDir()
 	work = filepath.Join(dir, "demo")
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		t.Fatal(err)

@@ -23,6 +23,11 @@ type World struct {
 	SB   *sandbox.Sandbox
 	Dir  string
 	Spec *spec.Spec
+	// KeyFile is the state's age identity, created on first use: the
+	// test's own, never the operator's. It is passed to the state, not
+	// set in the environment, so that tests with worlds may run in
+	// parallel (t.Setenv forbids it).
+	KeyFile string
 }
 
 // FastSandbox starts a sandbox whose actions finish on the next poll; it
@@ -38,21 +43,27 @@ func FastSandbox(t testing.TB) *sandbox.Sandbox {
 }
 
 // New loads the spec at specPath and gives it a fast sandbox, a fresh
-// state directory and a fresh age key (OHMYTALOS_AGE_KEY_FILE).
+// state directory and a fresh age key (KeyFile).
 func New(t *testing.T, specPath string) *World {
 	t.Helper()
-	t.Setenv("OHMYTALOS_AGE_KEY_FILE", filepath.Join(t.TempDir(), "age.key"))
 	sp, err := spec.Load(specPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &World{SB: FastSandbox(t), Dir: t.TempDir(), Spec: sp}
+	return &World{SB: FastSandbox(t), Dir: t.TempDir(), Spec: sp, KeyFile: NewKeyFile(t)}
 }
 
-// Env opens the state as a new process would.
+// NewKeyFile is where a test's age identity is created on first use.
+func NewKeyFile(t testing.TB) string { return filepath.Join(t.TempDir(), "age.key") }
+
+// Env opens the state as a new process would, with the identity in
+// KeyFile.
 func (w *World) Env(t testing.TB) *engine.Env {
 	t.Helper()
-	keys, err := state.LoadKeyring(state.KeyFileCandidates(), state.DefaultNewKeyFile())
+	if w.KeyFile == "" {
+		t.Fatal("testworld: World.KeyFile is empty; the state would look for the operator's own age identity")
+	}
+	keys, err := state.LoadKeyring([]string{w.KeyFile}, w.KeyFile)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 )
 
 func TestDestroyLeavesNothingLabelled(t *testing.T) {
+	t.Parallel()
 	w, d := appliedSeed(t)
 	env := w.env(t)
 	c, err := d.HCloud(context.Background(), w.Spec)

@@ -17,6 +17,7 @@ import (
 // applied, lists everything of the first cluster as unowned and deletes
 // nothing; the first checkout's plan takes its own cluster.
 func TestSecondCheckoutCannotDestroyTheFirst(t *testing.T) {
+	t.Parallel()
 	w, d := appliedSeed(t)
 	first := w.env(t).State.ClusterID()
 	other, err := spec.Load("../../examples/seed.yaml")
@@ -24,7 +25,7 @@ func TestSecondCheckoutCannotDestroyTheFirst(t *testing.T) {
 		t.Fatal(err)
 	}
 	other.Firewall.Allow = []string{"203.0.113.7/32"}
-	w2 := &world{&testworld.World{SB: w.SB, Dir: filepath.Join(t.TempDir(), ".ohmytalos", other.Name), Spec: other}}
+	w2 := &world{&testworld.World{SB: w.SB, Dir: filepath.Join(t.TempDir(), ".ohmytalos", other.Name), Spec: other, KeyFile: w.KeyFile}}
 
 	// destroy: nothing is the second checkout's; everything is listed as
 	// unowned and kept.
@@ -64,13 +65,14 @@ func TestSecondCheckoutCannotDestroyTheFirst(t *testing.T) {
 // TestDestroyImagesKeepsReusedSnapshots: a second cluster (another name)
 // reuses the first's snapshots; its destroy --images keeps them.
 func TestDestroyImagesKeepsReusedSnapshots(t *testing.T) {
+	t.Parallel()
 	w, _ := appliedSeed(t)
 	other, err := spec.Load("../../examples/seed.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	other.Name = "second"
-	w2 := &world{&testworld.World{SB: w.SB, Dir: t.TempDir(), Spec: other}}
+	w2 := &world{&testworld.World{SB: w.SB, Dir: t.TempDir(), Spec: other, KeyFile: w.KeyFile}}
 	if _, err := w2.apply(t, context.Background(), engine.Options{Only: steps.StepImages}); err != nil {
 		t.Fatal(err)
 	}

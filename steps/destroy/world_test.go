@@ -34,6 +34,9 @@ func (w *world) deps() *steps.Deps {
 		Token: w.SB.Token, RescueSSHPort: w.SB.RescueSSHPort, ChartsURL: w.SB.ChartsURL,
 	}, nil, "test")
 	d.PollInterval, d.NodeTimeout = 10*time.Millisecond, time.Minute
+	// The sandbox checks load balancer targets at once
+	// (sandbox.Options.HealthCheckScale 0), not every 15 s.
+	d.LBHealthPoll = 100 * time.Millisecond
 	return d
 }
 

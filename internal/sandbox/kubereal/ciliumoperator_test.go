@@ -17,6 +17,7 @@ import (
 // cilium-operator has registered them, and it does so only once a Ready
 // operator pod runs without --skip-crd-creation.
 func TestCiliumOperatorRegistersItsCRDs(t *testing.T) {
+	t.Parallel()
 	ctx, cp, admin := startAdmin(t)
 
 	startKubelet(t, ctx, cp, kubereal.KubeletConfig{Name: "cp-1", Version: "v1.36.3", InternalIP: "10.0.1.1"})

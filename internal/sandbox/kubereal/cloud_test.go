@@ -23,6 +23,7 @@ const hcloudToken = "sandboxtokensandboxtokensandboxtokensandboxtokensandboxtoke
 // The simulated CCM initializes a node only while the CCM pod runs, with
 // the token of its Secret, from the server Hetzner reports.
 func TestCloudControllerInitializesNodes(t *testing.T) {
+	t.Parallel()
 	ctx, cp, admin := startAdmin(t)
 
 	hc := httptest.NewServer(hcloudfake.New(hcloudfake.Options{Token: hcloudToken}))

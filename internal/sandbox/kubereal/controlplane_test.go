@@ -93,6 +93,7 @@ func clientFor(t *testing.T, cp *kubereal.ControlPlane, cn string, orgs ...strin
 }
 
 func TestRealControlPlane(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 

@@ -23,6 +23,7 @@ import (
 // attach-detach controller's VolumeAttachment attaches it to the node's
 // server, and deleting the claim deletes the volume.
 func TestCSIDriverProvisionsAttachesAndDeletes(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 

@@ -32,7 +32,8 @@ import (
 // validation, server-side apply, release Secrets, CRDs), fetched from the
 // sandbox's chart repository; the node turns Ready once the cilium
 // release's agent runs, and the simulated operator registers Cilium's
-// CRDs.
+// CRDs. It is the package's one test that is not parallel: its node has
+// TestKubeletReadyOnceCNIRuns's addresses.
 func TestHelmInstallsTheStandInCharts(t *testing.T) {
 	ctx, cp, admin := startAdmin(t)
 	kubeconfig := writeKubeconfig(t, cp)

@@ -49,6 +49,7 @@ func cniDaemonSet() *appsv1.DaemonSet {
 }
 
 func TestKubeletReadyOnceCNIRuns(t *testing.T) {
+	t.Parallel()
 	ctx, cp, admin := startAdmin(t)
 
 	startKubelet(t, ctx, cp, kubereal.KubeletConfig{

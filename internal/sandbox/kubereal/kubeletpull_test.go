@@ -43,6 +43,7 @@ func podPhase(ctx context.Context, cs *kubernetes.Clientset, name string) (*core
 // honours evictions the real API server admits under a
 // PodDisruptionBudget; a missing Secret key is CreateContainerConfigError.
 func TestKubeletPullsJobsAndEvictions(t *testing.T) {
+	t.Parallel()
 	ctx, cp, admin := startAdmin(t)
 
 	const slow, pullDelay = "example.com/app/slow:1", 3 * time.Second

@@ -30,6 +30,7 @@ func condition(n *corev1.Node, typ corev1.NodeConditionType) *corev1.NodeConditi
 // CIDR goes, one outside it stays, and each node's NetworkUnavailable
 // turns False, surviving the kubelet's status updates.
 func TestRouteControllerRoutesPodCIDRs(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 

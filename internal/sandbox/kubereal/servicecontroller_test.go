@@ -34,6 +34,7 @@ func (e *cloudEnv) lbNamed(ctx context.Context, name string) (*hcloud.LoadBalanc
 // control plane labelled for exclusion gets no target, and the cleanup
 // finalizer holds a deleted Service until its load balancer is gone.
 func TestServiceControllerLoadBalancers(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 

@@ -64,6 +64,7 @@ func get(addr string) (int, string, error) {
 // with the TRAEFIK DEFAULT CERT, and stops answering once the Deployment
 // is deleted.
 func TestTraefikStandInOnNodePorts(t *testing.T) {
+	t.Parallel()
 	ctx, cp, admin := startAdmin(t)
 
 	// A node without a private network: its InternalIP is its loopback

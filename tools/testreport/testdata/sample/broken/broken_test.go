@@ -1,0 +1,6 @@
+// Package broken does not build.
+package broken
+
+import "testing"
+
+func TestNever(t *testing.T) { undefined() }
