@@ -129,7 +129,23 @@ func TestInitSandboxInTmux(t *testing.T) {
 	t.Logf("monthly cost %.2f -> %.2f EUR after one more worker", before, after)
 	s.press("Enter", "what apply will do", 60*time.Second)
 	s.waitFor("s save spec", 60*time.Second)
-	s.keys("s")
+	// Saving waits for the pre-flight's findings, as an operator would
+	// (on a busy machine they can come after the screen): press s again
+	// while the screen says the pre-flight is still checking.
+	for deadline := time.Now().Add(60 * time.Second); ; {
+		scr := s.press("s", "", 0)
+		for !strings.Contains(scr, "y yes") && !strings.Contains(scr, "still checking") && time.Now().Before(deadline) {
+			time.Sleep(150 * time.Millisecond)
+			scr = s.screen()
+		}
+		if strings.Contains(scr, "y yes") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the save prompt never came within 60 s; last screen:\n%s", scr)
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
 	s.confirm("go to bootstrap", 30*time.Second)
 	s.press("Enter", "create the cluster", 30*time.Second)
 	s.keys("Enter")
