@@ -335,25 +335,9 @@ func (c *Cluster) Close() {
 // RealKubernetesProcesses are the programs of the real control planes
 // that run (ClusterOptions.RealKubernetes), e.g. to measure their memory.
 func (c *Cluster) RealKubernetesProcesses() []kubereal.Process {
-	c.mu.Lock()
-	var running []*realKube
-
-	for _, tc := range c.clusters {
-		if tc.real != nil {
-			running = append(running, tc.real)
-		}
-	}
-	c.mu.Unlock()
-
 	var out []kubereal.Process
 
-	for _, rk := range running {
-		rk.mu.Lock()
-		if rk.cp != nil {
-			out = append(out, rk.cp.Processes()...)
-		}
-		rk.mu.Unlock()
-	}
+	c.eachControlPlane(func(cp *kubereal.ControlPlane) { out = append(out, cp.Processes()...) })
 
 	return out
 }
@@ -362,6 +346,16 @@ func (c *Cluster) RealKubernetesProcesses() []kubereal.Process {
 // their pods' modelled waits (kubereal.Trace), one per Talos cluster
 // whose control plane runs, e.g. to compare a run with the time model.
 func (c *Cluster) RealKubernetesTraces() []kubereal.Trace {
+	var out []kubereal.Trace
+
+	c.eachControlPlane(func(cp *kubereal.ControlPlane) { out = append(out, cp.Trace()) })
+
+	return out
+}
+
+// eachControlPlane calls fn with every real control plane that runs,
+// under its realKube's lock.
+func (c *Cluster) eachControlPlane(fn func(*kubereal.ControlPlane)) {
 	c.mu.Lock()
 	var running []*realKube
 
@@ -372,15 +366,11 @@ func (c *Cluster) RealKubernetesTraces() []kubereal.Trace {
 	}
 	c.mu.Unlock()
 
-	var out []kubereal.Trace
-
 	for _, rk := range running {
 		rk.mu.Lock()
 		if rk.cp != nil {
-			out = append(out, rk.cp.Trace())
+			fn(rk.cp)
 		}
 		rk.mu.Unlock()
 	}
-
-	return out
 }
