@@ -40,6 +40,9 @@ type miniAPI struct {
 	nodes   int
 	noCNI   bool // the CNI never comes up
 	applies int
+	// stall: discovery answers start and stop half-way until the client
+	// gives up, as from an API server too loaded to answer in time.
+	stall bool
 }
 
 var miniDiscovery = map[string][][3]string{ // apiVersion -> {resource, kind, namespaced}
@@ -69,6 +72,13 @@ func gvOf(path string) (gv, rest string) {
 }
 
 func (a *miniAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if a.stall && strings.HasPrefix(r.URL.Path, "/apis/cilium.io") {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"kind":"APIResourceList",`))
+		w.(http.Flusher).Flush()
+		<-r.Context().Done()
+		return
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.reconcile()
@@ -345,6 +355,14 @@ func TestAddonsWaitForTheOperatorsCRD(t *testing.T) {
 	if el := time.Since(start); el > 5*time.Second {
 		t.Errorf("the wait took %s, bounded by 200ms", el)
 	}
+	// A discovery request its bound cuts short ends the wait the same way
+	// (it did with "context deadline exceeded" alone, on a loaded machine).
+	api.stall = true
+	err = awaitKind(context.Background(), c, k, 200*time.Millisecond, 5*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "is still not served after 200ms") {
+		t.Errorf("a stalled discovery request: %v, want the wait's own message", err)
+	}
+	api.stall = false
 	// With the operator applied and running, the same wait returns.
 	if _, err := c.Apply(context.Background(), addons.Object{"apiVersion": "apps/v1", "kind": "Deployment",
 		"metadata": map[string]any{"name": "cilium-operator", "namespace": "kube-system"},
