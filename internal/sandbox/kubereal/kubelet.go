@@ -15,8 +15,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
 )
 
 // KubeletConfig is one simulated kubelet: what it registers.
@@ -54,6 +56,9 @@ type Kubelet struct {
 	client *kubernetes.Clientset
 	admin  *kubernetes.Clientset
 	poll   *poller
+	// pods and node are the kubelet's watches (see watch).
+	pods, node cache.SharedInformer
+	stopWatch  context.CancelFunc
 
 	trace *trace
 
@@ -102,9 +107,44 @@ func (c *ControlPlane) StartKubelet(ctx context.Context, cfg KubeletConfig) (*Ku
 		return nil, err
 	}
 
+	// The loop reads the watches, and the watches wake the loop: both
+	// exist before either runs.
+	k.watch()
 	k.poll = startPoller(ctx, c.cfg.Timing.kubeletSync(), k.sync)
+	k.runWatches(ctx)
 
 	return k, nil
+}
+
+// watch makes the kubelet's two watches, as a real kubelet's: the pods
+// bound to its node (pkg/kubelet/config/apiserver.go, a ListWatch with
+// the field selector spec.nodeName=NAME) and its own Node (kubelet.go's
+// node informer, metadata.name=NAME). The sync loop reads them instead of
+// listing on every period, and wakes on every change they see: a new pod
+// starts at once, and an idle node costs the API server nothing between
+// heartbeats.
+func (k *Kubelet) watch() {
+	rest := k.client.CoreV1().RESTClient()
+	k.pods = cache.NewSharedInformer(cache.NewListWatchFromClient(rest, "pods", metav1.NamespaceAll,
+		fields.OneTermEqualSelector("spec.nodeName", k.cfg.Name)), &corev1.Pod{}, 0)
+	k.node = cache.NewSharedInformer(cache.NewListWatchFromClient(rest, "nodes", metav1.NamespaceAll,
+		fields.OneTermEqualSelector(metav1.ObjectNameField, k.cfg.Name)), &corev1.Node{}, 0)
+}
+
+// runWatches runs the watches until Stop or ctx ends; every change wakes
+// the sync loop.
+func (k *Kubelet) runWatches(ctx context.Context) {
+	ctx, k.stopWatch = context.WithCancel(ctx)
+	wake := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { k.poll.wakeAfter(0) },
+		UpdateFunc: func(any, any) { k.poll.wakeAfter(0) },
+		DeleteFunc: func(any) { k.poll.wakeAfter(0) },
+	}
+
+	for _, inf := range []cache.SharedInformer{k.pods, k.node} {
+		_, _ = inf.AddEventHandler(wake) //nolint:errcheck // fails only once the informer stopped
+		go inf.RunWithContext(ctx)
+	}
 }
 
 // Client is a client-go clientset authenticated as cn in groups orgs by a
@@ -120,7 +160,10 @@ func (c *ControlPlane) Client(cn string, orgs ...string) (*kubernetes.Clientset,
 
 // Stop ends the kubelet's loop; the Node stays, and turns Unknown once its
 // Lease expires, as when a real kubelet stops.
-func (k *Kubelet) Stop() { k.poll.stop() }
+func (k *Kubelet) Stop() {
+	k.poll.stop()
+	k.stopWatch()
+}
 
 // kubeletMayLabel says whether NodeRestriction lets a kubelet set the
 // label itself (k8s.io/kubernetes pkg/kubelet/apis/well_known_labels.go
@@ -219,13 +262,17 @@ func (k *Kubelet) labelAsTalos(ctx context.Context, labels map[string]string) er
 // sync runs the node's pods, and posts its status and renews its Lease
 // on every heartbeat and when its network readiness changed.
 func (k *Kubelet) sync(ctx context.Context) bool {
+	if !k.pods.HasSynced() || !k.node.HasSynced() {
+		return true // the watches' first list is not in yet
+	}
+
 	network := k.syncPods(ctx)
 
 	k.mu.Lock()
 	beat := time.Since(k.lastBeat) >= kubeletHeartbeat
 	k.mu.Unlock()
 
-	if beat || network != k.ready(ctx) {
+	if beat || network != k.ready() {
 		_ = k.postStatus(ctx, network) //nolint:errcheck // retried on the next beat
 		k.renewLease(ctx)
 	}
@@ -234,9 +281,14 @@ func (k *Kubelet) sync(ctx context.Context) bool {
 }
 
 // ready is the Ready condition the API server holds for the node.
-func (k *Kubelet) ready(ctx context.Context) bool {
-	n, err := k.client.CoreV1().Nodes().Get(ctx, k.cfg.Name, metav1.GetOptions{})
-	if err != nil {
+func (k *Kubelet) ready() bool {
+	obj, ok, err := k.node.GetStore().GetByKey(k.cfg.Name)
+	if err != nil || !ok {
+		return false
+	}
+
+	n, _ := obj.(*corev1.Node)
+	if n == nil {
 		return false
 	}
 
@@ -320,16 +372,21 @@ func (k *Kubelet) renewLease(ctx context.Context) {
 // PodStart has passed, deleted for good once the API server marked them
 // for deletion (the kubelet's final delete). It reports whether a CNI
 // DaemonSet pod (one mounting the host's /etc/cni/net.d) runs here.
+//
+// It reads the pods from its watch: a copy of each, as what follows
+// changes its status before writing it. A pod the watch has not caught
+// up on yet is written with its older resourceVersion, which the API
+// server refuses (a conflict), and the next sync retries on the newer.
 func (k *Kubelet) syncPods(ctx context.Context) bool {
-	pods, err := k.client.CoreV1().Pods("").List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + k.cfg.Name})
-	if err != nil {
-		return false
-	}
-
 	network := false
 
-	for i := range pods.Items {
-		p := &pods.Items[i]
+	for _, obj := range k.pods.GetStore().List() {
+		cached, ok := obj.(*corev1.Pod)
+		if !ok {
+			continue
+		}
+
+		p := cached.DeepCopy()
 
 		if p.DeletionTimestamp != nil {
 			zero := int64(0)
