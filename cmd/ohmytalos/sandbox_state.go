@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -38,22 +39,70 @@ func isSandboxState(dir string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
-// enclosingState returns the nearest folder above dir that holds a
+// enclosingState returns the nearest folder above dir that holds a real
 // cluster state, or "" when there is none: a sandbox state is never
-// deleted from inside another state directory.
+// deleted from inside another state directory. A folder above is a real
+// state when it lacks the marker and holds a state.json, or a secrets
+// folder (itself unmarked) with the cluster ID or the Talos secrets bundle
+// in it: a state whose state.json was lost keeps those. Other secrets
+// folders above (a repository's own, of SOPS or agenix files) do not
+// count: deleting dir cannot reach them.
 func enclosingState(dir string) string {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return ""
 	}
 	for p := filepath.Dir(abs); ; p = filepath.Dir(p) {
-		if state.Exists(p) {
+		if !isSandboxState(p) && (state.Exists(p) || keepsClusterSecrets(filepath.Join(p, "secrets"))) {
 			return p
 		}
 		if filepath.Dir(p) == p {
 			return ""
 		}
 	}
+}
+
+// keepsClusterSecrets reports whether dir is an unmarked folder holding
+// what ohmytalos keeps of a cluster: its ID or its Talos secrets bundle.
+func keepsClusterSecrets(dir string) bool {
+	if isSandboxState(dir) {
+		return false
+	}
+	for _, n := range []string{"cluster-id", "talos-secrets.age"} {
+		if _, err := os.Lstat(filepath.Join(dir, n)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// stateBelow returns the first folder inside dir (dir itself excluded)
+// that holds a real cluster state, or "" when there is none. Inside a
+// sandbox state every state.json and every secrets folder is the
+// sandbox's own only where the folder holding it carries the marker (the
+// marker marks its own folder, not the folders below it): any other is a
+// real state, perhaps made later with --state-dir inside the sandbox's.
+// Symbolic links are not followed (os.RemoveAll removes the link only).
+func stateBelow(dir string) (string, error) {
+	found := ""
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() || p == dir || isSandboxState(p) {
+			return nil
+		}
+		if state.Exists(p) {
+			found = p
+			return fs.SkipAll
+		}
+		if fi, err := os.Lstat(filepath.Join(p, "secrets")); err == nil && fi.IsDir() && !isSandboxState(filepath.Join(p, "secrets")) {
+			found = p
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return found, err
 }
 
 // resetSandboxState clears an in-process sandbox's state directory. It
@@ -80,6 +129,15 @@ func (g *globals) resetSandboxState(dir, name string) error {
 		return fmt.Errorf("--sandbox: the state folder %s holds %s but is not marked as a sandbox state (no %s file), "+
 			"so --sandbox will not delete it (it may be a real cluster's state and secrets): move it away, drop --state-dir "+
 			"(the sandbox keeps its state in %s) or pass an empty or new folder", dir, what, sandboxMarker, g.sandboxStateDir(name))
+	}
+	inner, err := stateBelow(dir)
+	if err != nil {
+		return fmt.Errorf("--sandbox: look for cluster states inside %s before deleting it: %w; --sandbox deletes nothing it has not looked through: fix the folder's permissions or pass another --state-dir", dir, err)
+	}
+	if inner != "" {
+		return fmt.Errorf("--sandbox: the sandbox state folder %s holds the cluster state %s (a state.json or secrets folder without the %s marker), "+
+			"so --sandbox will not delete %s (it may hold a real cluster's secrets): move %s out of %s, or pass another --state-dir (the sandbox's marker marks its own folder only)",
+			dir, inner, sandboxMarker, dir, inner, dir)
 	}
 	st, err := state.Open(dir, "", nil)
 	if err != nil {
