@@ -153,6 +153,19 @@ func (g *globals) resetSandboxState(dir, name string) error {
 	return nil
 }
 
+// refuseSandboxState refuses a run without --sandbox in a state folder
+// marked as the sandbox's: what that state names exists in no Hetzner
+// project, and the next --sandbox run deletes the folder with whatever a
+// real run wrote there.
+func refuseSandboxState(dir string) error {
+	if !isSandboxState(dir) {
+		return nil
+	}
+	return fmt.Errorf("the state folder %s is the in-process sandbox's (it holds the %s file): nothing its state names exists on Hetzner, "+
+		"and the next --sandbox run deletes the folder with everything in it: pass --state-dir with another folder for a real cluster, "+
+		"or add --sandbox to run against the sandbox", dir, sandboxMarker)
+}
+
 // markSandboxState writes the marker into a fresh sandbox state directory
 // before any state is written there.
 func markSandboxState(dir string) error {

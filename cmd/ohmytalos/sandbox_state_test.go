@@ -213,6 +213,25 @@ func TestSandboxRefusesAFolderInsideKeptSecrets(t *testing.T) {
 	}
 }
 
+// TestRealRunRefusesTheSandboxsFolder: a run without --sandbox never
+// writes its state into a folder marked as the sandbox's, which the next
+// --sandbox run would delete.
+func TestRealRunRefusesTheSandboxsFolder(t *testing.T) {
+	dir, cfg := seedConfig(t)
+	d := filepath.Join(dir, "clusters")
+	if out, err := run(t, "plan", "--sandbox", "--config", cfg, "--state-dir", d); err != nil {
+		t.Fatalf("sandbox run: %v\n%s", err, out)
+	}
+	_, err := run(t, "apply", "--config", cfg, "--state-dir", d)
+	if err == nil {
+		t.Fatal("a real apply used the sandbox's state folder")
+	}
+	mustContain(t, "refusal", err.Error(), "state folder "+d+" is the in-process sandbox's", sandboxMarker, "pass --state-dir with another folder")
+	if state.Exists(d) {
+		t.Error("the real run wrote a state into the sandbox's folder")
+	}
+}
+
 // writeFile writes body to p, making its folders (mode 0700).
 func writeFile(t *testing.T, p, body string) {
 	t.Helper()
