@@ -16,7 +16,9 @@ const sandboxMarker = "SANDBOX"
 
 const sandboxMarkerText = `This state directory belongs to the in-process sandbox of ohmytalos
 (--sandbox): nothing it names exists on Hetzner. Every --sandbox run
-deletes it and starts over. A directory without this file is never deleted.
+deletes it and starts over. A directory without this file is never deleted,
+and this file marks this directory only: a cluster state inside it (a
+state.json or a secrets folder without this file) stops the reset.
 `
 
 // sandboxStates is the folder, beside the spec's .ohmytalos, that holds
@@ -108,7 +110,8 @@ func stateBelow(dir string) (string, error) {
 // resetSandboxState clears an in-process sandbox's state directory. It
 // refuses when dir holds anything but is not marked as a sandbox state (a
 // real cluster's state and secrets, or any folder, passed by mistake with
-// --state-dir) and when another run holds its lock.
+// --state-dir), when a real state lies above it or inside it (made there
+// after the sandbox marked dir), and when another run holds its lock.
 func (g *globals) resetSandboxState(dir, name string) error {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) || (err == nil && len(entries) == 0) {
