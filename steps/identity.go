@@ -3,6 +3,8 @@ package steps
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
@@ -108,4 +110,29 @@ func ownedServers(ctx context.Context, c *hcloud.Client, st *state.Store, cluste
 		}
 	}
 	return out, nil
+}
+
+// RequireStateOrBundle refuses what would act on the cluster's resources
+// with nothing but its ID: a state folder holding secrets/cluster-id but
+// neither state.json nor the Talos secrets bundle (a checkout that kept
+// or was given only the ID). The ID alone claims every resource that
+// carries it, yet such a checkout cannot manage that cluster (its nodes
+// trust only the lost bundle). destroy and an apply limited with --only
+// or --from call it; what names the command for the error.
+func RequireStateOrBundle(env *engine.Env, what string) error {
+	st := env.State
+	id := st.ClusterID()
+	if id == "" || state.Exists(st.Dir()) || st.HasSecret(secretBundle) {
+		return nil
+	}
+	dir := st.Dir()
+	restore := ""
+	if _, err := os.Stat(filepath.Join(dir, "state.json.bak")); err == nil {
+		restore = fmt.Sprintf("restore the previous state with \"cp %s %s\", or ", filepath.Join(dir, "state.json.bak"), filepath.Join(dir, "state.json"))
+	}
+	return fmt.Errorf("%s needs the cluster's state: %s holds only the cluster ID %s (secrets/cluster-id), neither state.json nor the Talos secrets bundle (%s), "+
+		"and the ID alone would claim every resource labelled %s=%s: nothing was changed. To recover the state, %s"+
+		"copy state.json and secrets/ from the checkout that applied the cluster (or from your backup of %s) into %s; "+
+		"with the secrets bundle back, \"ohmytalos apply\" rebuilds a lost state.json from it and the resources labelled with the ID",
+		what, dir, id, st.SecretPath(secretBundle), cloud.LabelClusterID, id, restore, dir, dir)
 }

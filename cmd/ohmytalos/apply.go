@@ -34,6 +34,17 @@ changes nothing.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Only, opts.From = engine.StepName(only), engine.StepName(from)
 			return g.withRuntime(cmd.Context(), "ohmytalos apply", func(s *spec.Spec, rt *runtime) error {
+				// An expert apply of some steps acts on the resources
+				// its state names: not on the cluster ID alone.
+				if only != "" {
+					if err := steps.RequireStateOrBundle(rt.env, "apply --only "+only); err != nil {
+						return err
+					}
+				} else if from != "" {
+					if err := steps.RequireStateOrBundle(rt.env, "apply --from "+from); err != nil {
+						return err
+					}
+				}
 				rt.deps.AllowLockout = allowLockout
 				if nodeTimeout > 0 {
 					rt.deps.NodeTimeout = nodeTimeout

@@ -58,6 +58,14 @@ func (g *globals) runtime(ctx context.Context, s *spec.Spec) (*runtime, error) {
 			return nil, err
 		}
 	}
+	if !g.sandbox {
+		// The marker marks the sandbox's own state: a real run's state
+		// written there would be deleted by the next --sandbox run.
+		if err := refuseSandboxState(g.stateDirFor(s.Name)); err != nil {
+			rt.Close()
+			return nil, err
+		}
+	}
 	st, err := g.openState(s.Name)
 	if err != nil {
 		rt.Close()

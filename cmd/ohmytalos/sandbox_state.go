@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -15,7 +16,9 @@ const sandboxMarker = "SANDBOX"
 
 const sandboxMarkerText = `This state directory belongs to the in-process sandbox of ohmytalos
 (--sandbox): nothing it names exists on Hetzner. Every --sandbox run
-deletes it and starts over. A directory without this file is never deleted.
+deletes it and starts over. A directory without this file is never deleted,
+and this file marks this directory only: a cluster state inside it (a
+state.json or a secrets folder without this file) stops the reset.
 `
 
 // sandboxStates is the folder, beside the spec's .ohmytalos, that holds
@@ -38,16 +41,21 @@ func isSandboxState(dir string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
-// enclosingState returns the nearest folder above dir that holds a
+// enclosingState returns the nearest folder above dir that holds a real
 // cluster state, or "" when there is none: a sandbox state is never
-// deleted from inside another state directory.
+// deleted from inside another state directory. A folder above is a real
+// state when it lacks the marker and holds a state.json, or a secrets
+// folder (itself unmarked) with the cluster ID or the Talos secrets bundle
+// in it: a state whose state.json was lost keeps those. Other secrets
+// folders above (a repository's own, of SOPS or agenix files) do not
+// count: deleting dir cannot reach them.
 func enclosingState(dir string) string {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return ""
 	}
 	for p := filepath.Dir(abs); ; p = filepath.Dir(p) {
-		if state.Exists(p) {
+		if !isSandboxState(p) && (state.Exists(p) || keepsClusterSecrets(filepath.Join(p, "secrets"))) {
 			return p
 		}
 		if filepath.Dir(p) == p {
@@ -56,10 +64,54 @@ func enclosingState(dir string) string {
 	}
 }
 
+// keepsClusterSecrets reports whether dir is an unmarked folder holding
+// what ohmytalos keeps of a cluster: its ID or its Talos secrets bundle.
+func keepsClusterSecrets(dir string) bool {
+	if isSandboxState(dir) {
+		return false
+	}
+	for _, n := range []string{"cluster-id", "talos-secrets.age"} {
+		if _, err := os.Lstat(filepath.Join(dir, n)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// stateBelow returns the first folder inside dir (dir itself excluded)
+// that holds a real cluster state, or "" when there is none. Inside a
+// sandbox state every state.json and every secrets folder is the
+// sandbox's own only where the folder holding it carries the marker (the
+// marker marks its own folder, not the folders below it): any other is a
+// real state, perhaps made later with --state-dir inside the sandbox's.
+// Symbolic links are not followed (os.RemoveAll removes the link only).
+func stateBelow(dir string) (string, error) {
+	found := ""
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() || p == dir || isSandboxState(p) {
+			return nil
+		}
+		if state.Exists(p) {
+			found = p
+			return fs.SkipAll
+		}
+		if fi, err := os.Lstat(filepath.Join(p, "secrets")); err == nil && fi.IsDir() && !isSandboxState(filepath.Join(p, "secrets")) {
+			found = p
+			return fs.SkipAll
+		}
+		return nil
+	})
+	return found, err
+}
+
 // resetSandboxState clears an in-process sandbox's state directory. It
 // refuses when dir holds anything but is not marked as a sandbox state (a
 // real cluster's state and secrets, or any folder, passed by mistake with
-// --state-dir) and when another run holds its lock.
+// --state-dir), when a real state lies above it or inside it (made there
+// after the sandbox marked dir), and when another run holds its lock.
 func (g *globals) resetSandboxState(dir, name string) error {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, os.ErrNotExist) || (err == nil && len(entries) == 0) {
@@ -81,6 +133,15 @@ func (g *globals) resetSandboxState(dir, name string) error {
 			"so --sandbox will not delete it (it may be a real cluster's state and secrets): move it away, drop --state-dir "+
 			"(the sandbox keeps its state in %s) or pass an empty or new folder", dir, what, sandboxMarker, g.sandboxStateDir(name))
 	}
+	inner, err := stateBelow(dir)
+	if err != nil {
+		return fmt.Errorf("--sandbox: look for cluster states inside %s before deleting it: %w; --sandbox deletes nothing it has not looked through: fix the folder's permissions or pass another --state-dir", dir, err)
+	}
+	if inner != "" {
+		return fmt.Errorf("--sandbox: the sandbox state folder %s holds the cluster state %s (a state.json or secrets folder without the %s marker), "+
+			"so --sandbox will not delete %s (it may hold a real cluster's secrets): move %s out of %s, or pass another --state-dir (the sandbox's marker marks its own folder only)",
+			dir, inner, sandboxMarker, dir, inner, dir)
+	}
 	st, err := state.Open(dir, "", nil)
 	if err != nil {
 		return fmt.Errorf("reset sandbox state %s: %w", dir, err)
@@ -93,6 +154,19 @@ func (g *globals) resetSandboxState(dir, name string) error {
 		return fmt.Errorf("reset sandbox state %s: %w", dir, err)
 	}
 	return nil
+}
+
+// refuseSandboxState refuses a run without --sandbox in a state folder
+// marked as the sandbox's: what that state names exists in no Hetzner
+// project, and the next --sandbox run deletes the folder with whatever a
+// real run wrote there.
+func refuseSandboxState(dir string) error {
+	if !isSandboxState(dir) {
+		return nil
+	}
+	return fmt.Errorf("the state folder %s is the in-process sandbox's (it holds the %s file): nothing its state names exists on Hetzner, "+
+		"and the next --sandbox run deletes the folder with everything in it: pass --state-dir with another folder for a real cluster, "+
+		"or add --sandbox to run against the sandbox", dir, sandboxMarker)
 }
 
 // markSandboxState writes the marker into a fresh sandbox state directory

@@ -136,3 +136,109 @@ func TestSandboxRefusesUnmarkedOrNestedStates(t *testing.T) {
 		t.Errorf("the nested secrets were deleted: %v", err)
 	}
 }
+
+// TestSandboxMarkerCoversOnlyItsOwnFolder is issue 30's "--sandbox can
+// still delete a real state": a sandbox run with --state-dir D marks D
+// alone; a real state made inside D afterwards (its state.json and
+// secrets, or its secrets alone) stops the next sandbox run, which names
+// it and deletes nothing.
+func TestSandboxMarkerCoversOnlyItsOwnFolder(t *testing.T) {
+	dir, cfg := seedConfig(t)
+	d := filepath.Join(dir, "clusters")
+	if out, err := run(t, "plan", "--sandbox", "--config", cfg, "--state-dir", d); err != nil {
+		t.Fatalf("first sandbox run: %v\n%s", err, out)
+	}
+	var markers []string
+	filepath.WalkDir(dir, func(p string, e os.DirEntry, err error) error {
+		if err == nil && e.Name() == sandboxMarker {
+			markers = append(markers, p)
+		}
+		return nil
+	})
+	if len(markers) != 1 || markers[0] != filepath.Join(d, sandboxMarker) {
+		t.Fatalf("markers = %v, want only %s", markers, filepath.Join(d, sandboxMarker))
+	}
+	for name, plant := range map[string]func(string){
+		"state and secrets": func(p string) {
+			plantState(t, p)
+			writeFile(t, filepath.Join(p, "secrets", "talos-secrets.age"), "age")
+		},
+		"secrets only": func(p string) { writeFile(t, filepath.Join(p, "secrets", "talos-secrets.age"), "age") },
+	} {
+		t.Run(name, func(t *testing.T) {
+			prod := filepath.Join(d, "prod")
+			plant(prod)
+			defer os.RemoveAll(prod)
+			_, err := run(t, "plan", "--sandbox", "--config", cfg, "--state-dir", d)
+			if err == nil {
+				t.Fatal("--sandbox deleted a folder holding a real cluster state")
+			}
+			mustContain(t, "refusal", err.Error(), "holds the cluster state "+prod, "will not delete "+d, "move "+prod+" out of "+d)
+			if _, err := os.Stat(filepath.Join(prod, "secrets", "talos-secrets.age")); err != nil {
+				t.Errorf("the real secrets were deleted: %v", err)
+			}
+			if name == "state and secrets" && !planted(prod) {
+				t.Error("the real state was deleted")
+			}
+		})
+	}
+	// With the real state gone, the sandbox's folder is reset again.
+	plantState(t, d)
+	if out, err := run(t, "plan", "--sandbox", "--config", cfg, "--state-dir", d); err != nil {
+		t.Fatalf("sandbox run after the real state moved out: %v\n%s", err, out)
+	}
+	if planted(d) {
+		t.Error("the sandbox's own state was not reset")
+	}
+}
+
+// TestSandboxRefusesAFolderInsideKeptSecrets: a real state whose
+// state.json was lost keeps its secrets folder (the bundle and the
+// cluster ID); a sandbox state inside that folder is never deleted,
+// marked or not.
+func TestSandboxRefusesAFolderInsideKeptSecrets(t *testing.T) {
+	dir, cfg := seedConfig(t)
+	real := filepath.Join(dir, "real")
+	writeFile(t, filepath.Join(real, "secrets", "talos-secrets.age"), "age")
+	writeFile(t, filepath.Join(real, "secrets", "cluster-id"), strings.Repeat("a", 32)+"\n")
+	sb := filepath.Join(real, "secrets", "sb")
+	writeFile(t, filepath.Join(sb, sandboxMarker), "x")
+	writeFile(t, filepath.Join(sb, "notes"), "x")
+	_, err := run(t, "plan", "--sandbox", "--config", cfg, "--state-dir", sb)
+	if err == nil || !strings.Contains(err.Error(), "inside the cluster state "+real) {
+		t.Errorf("--sandbox reset a folder inside a real state's secrets: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(sb, "notes")); err != nil {
+		t.Errorf("the folder was deleted: %v", err)
+	}
+}
+
+// TestRealRunRefusesTheSandboxsFolder: a run without --sandbox never
+// writes its state into a folder marked as the sandbox's, which the next
+// --sandbox run would delete.
+func TestRealRunRefusesTheSandboxsFolder(t *testing.T) {
+	dir, cfg := seedConfig(t)
+	d := filepath.Join(dir, "clusters")
+	if out, err := run(t, "plan", "--sandbox", "--config", cfg, "--state-dir", d); err != nil {
+		t.Fatalf("sandbox run: %v\n%s", err, out)
+	}
+	_, err := run(t, "apply", "--config", cfg, "--state-dir", d)
+	if err == nil {
+		t.Fatal("a real apply used the sandbox's state folder")
+	}
+	mustContain(t, "refusal", err.Error(), "state folder "+d+" is the in-process sandbox's", sandboxMarker, "pass --state-dir with another folder")
+	if state.Exists(d) {
+		t.Error("the real run wrote a state into the sandbox's folder")
+	}
+}
+
+// writeFile writes body to p, making its folders (mode 0700).
+func writeFile(t *testing.T, p, body string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -65,6 +65,9 @@ type Plan struct {
 // Snapshots are shared between clusters: with Images, only those this
 // cluster built go.
 func NewPlan(ctx context.Context, d *steps.Deps, env *engine.Env, opts Options) (*Plan, error) {
+	if err := steps.RequireStateOrBundle(env, "destroy"); err != nil {
+		return nil, err
+	}
 	c, err := d.HCloud(ctx, env.Spec)
 	if err != nil {
 		return nil, err
