@@ -70,6 +70,15 @@ func (s *Addons) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error)
 		}
 		p.Items = append(p.Items, item)
 	}
+	// Asked only when the releases were read from the cluster: one that
+	// did not answer is not asked twice.
+	pols, err := s.d.lookClusterPolicies(ctx, env, looker != nil && !looker.failed)
+	if err != nil {
+		return engine.Plan{}, err
+	}
+	for _, pol := range pols {
+		p.Items = append(p.Items, clusterPolicyPlanItem(pol, applied[addons.Cilium].Digest != ""))
+	}
 	gone, err := removedExtras(env, rels)
 	if err != nil {
 		return engine.Plan{}, err

@@ -319,7 +319,7 @@ func TestAddonsPlan(t *testing.T) {
 	for _, it := range p.Items {
 		got = append(got, string(it.Action)+" "+it.Name)
 	}
-	want := "create hcloud-secret,create cilium,create hcloud-ccm,create hcloud-csi,create ingress,wait 5 nodes"
+	want := "create hcloud-secret,create cilium,create hcloud-ccm,create hcloud-csi,create ingress,create ohmytalos-deny-metadata,wait 5 nodes"
 	if strings.Join(got, ",") != want {
 		t.Errorf("plan = %s", strings.Join(got, ","))
 	}

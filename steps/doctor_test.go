@@ -163,10 +163,12 @@ func describeResult(r doctor.Result) string {
 }
 
 // TestAppliedSeedServesAndPassesTheDoctor applies the seed spec once
-// and reads the healthy cluster three ways, one subtest each (they were
-// three tests, each applying the seed): the ingress serves
+// and reads the healthy cluster four ways, one subtest each (they were
+// separate tests, each applying the seed): the ingress serves
 // (checkIngressServes), every doctor check passes (checkDoctorHealthy),
-// and version-skew judges specs edited after the apply (checkVersionSkew,
+// a deleted metadata policy is drift that plan shows and apply restores
+// (checkMetadataPolicyRestored, after the healthy doctor), and
+// version-skew judges specs edited after the apply (checkVersionSkew,
 // last: it edits the spec in memory).
 func TestAppliedSeedServesAndPassesTheDoctor(t *testing.T) {
 	t.Parallel()
@@ -175,6 +177,7 @@ func TestAppliedSeedServesAndPassesTheDoctor(t *testing.T) {
 	c := appliedDoctorCluster(t)
 	t.Run("ingress", func(t *testing.T) { checkIngressServes(t, c) })
 	t.Run("doctor", func(t *testing.T) { checkDoctorHealthy(t, c) })
+	t.Run("metadata-policy-restored", func(t *testing.T) { checkMetadataPolicyRestored(t, c) })
 	t.Run("version-skew", func(t *testing.T) { checkVersionSkew(t, c) })
 }
 

@@ -91,10 +91,6 @@ func (s *Network) Drift(ctx context.Context, env *engine.Env) string { return id
 // cluster IDs get the ID label.
 func (s *Servers) Drift(ctx context.Context, env *engine.Env) string { return idDrift(env) }
 
-// Drift implements engine.Drifter: the CSI driver of a cluster made
-// before cluster IDs labels its volumes with the ID from now on.
-func (s *Addons) Drift(ctx context.Context, env *engine.Env) string { return idDrift(env) }
-
 // ownedServers lists the servers labelled for the cluster and keeps this
 // cluster's (listed in its state or carrying its ID): another checkout's
 // servers of the same name are never addressed.

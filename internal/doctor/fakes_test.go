@@ -78,6 +78,8 @@ type fakeKube struct {
 	nodes     []KubeNode
 	cilium    *CiliumConfig
 	policies  []CiliumPolicy       // nil: the kind is not served
+	nsPolicy  []CiliumPolicy       // CiliumNetworkPolicies and NetworkPolicies
+	nsReads   int                  // NamespacedPolicies calls
 	workloads map[string]*Workload // "Kind/ns/name"
 	services  []LBService
 	pulls     []PullFailure
@@ -102,6 +104,10 @@ func (f *fakeKube) Nodes(context.Context) ([]KubeNode, error)           { return
 func (f *fakeKube) CiliumConfig(context.Context) (*CiliumConfig, error) { return f.cilium, f.err }
 func (f *fakeKube) CiliumClusterwidePolicies(context.Context) ([]CiliumPolicy, error) {
 	return f.policies, f.err
+}
+func (f *fakeKube) NamespacedPolicies(context.Context) ([]CiliumPolicy, error) {
+	f.nsReads++
+	return f.nsPolicy, f.err
 }
 
 // healthyCluster returns an Env of three control planes and one worker on a

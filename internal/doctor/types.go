@@ -354,6 +354,13 @@ type CiliumConfig struct {
 	CleanCaps []string
 	// MTU is Cilium's configured MTU (0 = auto).
 	MTU int
+	// PolicyEnforcement is the agent's policy enforcement mode (cilium-config
+	// enable-policy, Helm value policyEnforcementMode): default, always or
+	// never; "" when not set (the agent's default, default).
+	PolicyEnforcement string
+	// PolicyAuditMode is cilium-config policy-audit-mode (Helm value
+	// policyAuditMode): policy verdicts are logged, not enforced.
+	PolicyAuditMode bool
 }
 
 // KubeSource reads the Kubernetes API.
@@ -369,15 +376,34 @@ type KubeSource interface {
 	// CiliumClusterwidePolicies lists the CiliumClusterwideNetworkPolicies;
 	// nil, nil when the kind is not served (no cilium-operator registered it).
 	CiliumClusterwidePolicies(ctx context.Context) ([]CiliumPolicy, error)
+	// NamespacedPolicies lists the CiliumNetworkPolicies and Kubernetes
+	// NetworkPolicies of every namespace (Cilium enforces both), each with
+	// its Namespace; a kind not served holds none.
+	NamespacedPolicies(ctx context.Context) ([]CiliumPolicy, error)
 }
 
-// CiliumPolicy is a CiliumClusterwideNetworkPolicy, reduced to what the
-// metadata-policy check reads.
+// CiliumPolicy is a Cilium policy (or a Kubernetes NetworkPolicy, which
+// Cilium enforces alike), reduced to what the metadata-policy check reads.
 type CiliumPolicy struct {
-	// Name is the policy's name.
+	// Name is the policy's name (a NetworkPolicy's starts "NetworkPolicy ").
 	Name string
+	// Namespace is a namespaced policy's namespace: its rules select pods
+	// of that namespace only ("" for a clusterwide policy).
+	Namespace string
 	// Rules are its spec and specs rules.
 	Rules []CiliumRule
+	// Invalid is the message of the policy's status condition Valid when
+	// it is False: the Cilium operator's validation refused the policy,
+	// which is not in force ("" when valid or not judged yet).
+	Invalid string
+}
+
+// CIDRSet is a CIDR less the ranges its Except lists, as a Cilium
+// CIDRRule (toCIDRSet) or a NetworkPolicy ipBlock; a toCIDR entry is a
+// set without Except.
+type CIDRSet struct {
+	CIDR   string
+	Except []string
 }
 
 // CiliumRule is one rule of a Cilium policy.
@@ -385,7 +411,28 @@ type CiliumRule struct {
 	// EndpointSelector selects the pod endpoints the rule applies to (nil:
 	// the rule selects nodes, not pods).
 	EndpointSelector *metav1.LabelSelector
-	// EgressDenyCIDRs are the CIDRs its egressDeny rules deny (toCIDR, and
-	// toCIDRSet without except).
-	EgressDenyCIDRs []string
+	// EgressDeny are the CIDR sets its egressDeny rules deny (toCIDR and
+	// toCIDRSet).
+	EgressDeny []CIDRSet
+	// Egress are its egress (allow) rules.
+	Egress []CiliumEgress
+	// DefaultDenyEgress is enableDefaultDeny.egress; nil when not set.
+	DefaultDenyEgress *bool
+}
+
+// CiliumEgress is one egress allow rule, by the destinations it allows.
+type CiliumEgress struct {
+	// All is set when the rule names no destination (only toPorts, or
+	// nothing): it allows every destination.
+	All bool
+	// CIDRs are its toCIDR and toCIDRSet (a NetworkPolicy's ipBlocks).
+	CIDRs []CIDRSet
+	// Entities are its toEntities.
+	Entities []string
+	// Endpoints are its toEndpoints selectors (a NetworkPolicy's pod and
+	// namespace selectors are left out: they select pods only).
+	Endpoints []metav1.LabelSelector
+	// Other names the destination fields the doctor does not evaluate
+	// (toFQDNs, toServices, toGroups, toNodes, toRequires, icmps).
+	Other []string
 }

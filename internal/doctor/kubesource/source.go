@@ -227,5 +227,9 @@ func (s *Source) CiliumConfig(ctx context.Context) (*doctor.CiliumConfig, error)
 	if v := strings.TrimSpace(cm.Data["mtu"]); v != "" {
 		cfg.MTU, _ = strconv.Atoi(v)
 	}
+	// The chart renders policyEnforcementMode as enable-policy and
+	// policyAuditMode as policy-audit-mode (templates/cilium-configmap.yaml).
+	cfg.PolicyEnforcement = strings.TrimSpace(cm.Data["enable-policy"])
+	cfg.PolicyAuditMode, _ = strconv.ParseBool(strings.TrimSpace(cm.Data["policy-audit-mode"]))
 	return cfg, nil
 }
