@@ -189,14 +189,14 @@ func (b *Build) buildGroup(ctx context.Context, goBin, dir, moduleDir string, ps
 		return goFailed(ctx, "build", ps, moduleDir, err, "")
 	}
 
-	tail := b.follow(stderr, ps, usedBy)
+	// Read to the end before Wait, which closes the pipe and would lose
+	// go's last lines, the ones that say why it failed.
+	output := <-b.follow(stderr, ps, usedBy)
 	if err := cmd.Wait(); err != nil {
 		killGroup(cmd)
 
-		return goFailed(ctx, "build", ps, moduleDir, err, <-tail)
+		return goFailed(ctx, "build", ps, moduleDir, err, output)
 	}
-
-	<-tail
 
 	for _, p := range ps {
 		if err := os.Rename(filepath.Join(tmp, p.name), filepath.Join(dir, "bin", p.name)); err != nil {
