@@ -69,7 +69,8 @@ func TestEnsureWithoutGo(t *testing.T) {
 // printing each package as go build -v does and logging each build (its
 // packages and GOFLAGS) as one line of log. With FAKE_GO_FAIL set, build
 // prints it and fails; with FAKE_GO_HANG set to a file, build starts a
-// child that sleeps, writes the child's PID there and waits.
+// child that sleeps, writes the child's PID there and waits. Each binary
+// built holds "binary PKG".
 func fakeGo(t *testing.T, version string) (logPath string) {
 	t.Helper()
 
@@ -94,7 +95,7 @@ done
 echo "${pkgs# } $GOFLAGS" >> ` + logPath + `
 for p in $pkgs; do
   echo dep/a >&2; echo dep/b >&2; echo "$p" >&2
-  case "$out" in */) echo binary > "$out$(basename "$p")" ;; *) echo binary > "$out" ;; esac
+  case "$out" in */) echo "binary $p" > "$out$(basename "$p")" ;; *) echo "binary $p" > "$out" ;; esac
 done
 `
 	if err := os.WriteFile(filepath.Join(dir, "go"), []byte(script), 0o755); err != nil {
