@@ -11,6 +11,10 @@
 // here (mod/*.go.mod, mod/*.go.sum, kept equal by TestEmbeddedModulesMatch)
 // so an installed ohmytalos binary can build them without the source tree.
 //
+// Each build records the binaries' sha256 (SHA256SUMS beside the stamp);
+// Ensure and Binaries.Verify, called before every start, check them and
+// rebuild a binary that no longer matches, so none runs unverified.
+//
 // Start runs the build in the background and reports its progress
 // (Status); Ensure is Start and Wait.
 package kubebin
