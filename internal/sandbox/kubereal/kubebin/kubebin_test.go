@@ -132,7 +132,10 @@ func TestEnsureBuildsOnceAndReuses(t *testing.T) {
 
 	var progress []string
 
-	o := Options{Dir: dir, Getenv: noEnv, Progress: func(s string) { progress = append(progress, s) }}
+	var mu sync.Mutex
+
+	// Both go builds report at once; Ensure returns after them.
+	o := Options{Dir: dir, Getenv: noEnv, Progress: func(s string) { mu.Lock(); progress = append(progress, s); mu.Unlock() }}
 
 	bins, err := Ensure(context.Background(), o)
 	if err != nil {
