@@ -101,7 +101,7 @@ func (c *ControlPlane) start(ctx context.Context, p ports, began time.Time) erro
 
 	b := c.cfg.Binaries
 
-	etcd, err := c.run("etcd", b.Etcd, etcdArgs(c.cfg.Dir, p))
+	etcd, err := c.run(ctx, "etcd", etcdArgs(c.cfg.Dir, p))
 	if err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func (c *ControlPlane) start(ctx context.Context, p ports, began time.Time) erro
 		return err
 	}
 
-	api, err := c.run("kube-apiserver", b.APIServer, c.cfg.apiServerArgs(pki, admission, encryption, p))
+	api, err := c.run(ctx, "kube-apiserver", c.cfg.apiServerArgs(pki, admission, encryption, p))
 	if err != nil {
 		return err
 	}
@@ -128,11 +128,11 @@ func (c *ControlPlane) start(ctx context.Context, p ports, began time.Time) erro
 	c.trace.apiReady = time.Since(began)
 	c.trace.mu.Unlock()
 
-	if _, err := c.run("kube-controller-manager", b.ControllerManager, c.cfg.controllerManagerArgs(pki, p)); err != nil {
+	if _, err := c.run(ctx, "kube-controller-manager", c.cfg.controllerManagerArgs(pki, p)); err != nil {
 		return err
 	}
 
-	if _, err := c.run("kube-scheduler", b.Scheduler, c.cfg.schedulerArgs(p)); err != nil {
+	if _, err := c.run(ctx, "kube-scheduler", c.cfg.schedulerArgs(p)); err != nil {
 		return err
 	}
 
@@ -141,7 +141,20 @@ func (c *ControlPlane) start(ctx context.Context, p ports, began time.Time) erro
 	return nil
 }
 
-func (c *ControlPlane) run(name, bin string, args []string) (*process, error) {
+// run starts the named program once its binary is verified: the one the
+// cache recorded at its build (kubebin.Binaries.Verify rebuilds one that
+// is not, and a failure names it), or the user's, checked again once it
+// changed.
+func (c *ControlPlane) run(ctx context.Context, name string, args []string) (*process, error) {
+	bin, rebuilt, err := c.cfg.Binaries.Verify(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+
+	if rebuilt != "" {
+		c.cfg.Log.Warn(rebuilt)
+	}
+
 	p, err := startProcess(c.cfg.Dir, name, bin, args)
 	if err != nil {
 		return nil, err

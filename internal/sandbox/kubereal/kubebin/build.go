@@ -19,9 +19,17 @@ import (
 // build writes the tools modules into DIR/src and builds ps into DIR/bin:
 // one go build per module, both at once. The three Kubernetes programs
 // share one invocation, so they share one compile graph and link in
-// parallel. first says whether the cache held no build of these versions
-// before (the progress line says "first run").
-func (b *Build) build(ctx context.Context, goBin, dir string, ps []program, first bool) error {
+// parallel. Each program's why is said in its progress line ("first
+// run", or what is wrong with the binary the cache holds).
+func (b *Build) build(ctx context.Context, goBin, dir string, bads []bad) error {
+	var ps []program
+
+	whys := map[string]string{}
+	for _, p := range bads {
+		ps = append(ps, p.program)
+		whys[p.name] = p.why
+	}
+
 	src := filepath.Join(dir, "src")
 	for name, files := range map[string][2][]byte{"kube": {kubeGoMod, kubeGoSum}, "etcd": {etcdGoMod, etcdGoSum}} {
 		d := filepath.Join(src, name)
@@ -68,13 +76,8 @@ func (b *Build) build(ctx context.Context, goBin, dir string, ps []program, firs
 
 	b.update(func(s *Status) { s.State = Building })
 
-	why := "first run"
-	if !first {
-		why = "the cached build is for other versions"
-	}
-
 	return each(groups, cancel, func(i int, g []program) error {
-		return b.buildGroup(ctx, goBin, dir, filepath.Join(src, g[0].module), g, deps[i], why)
+		return b.buildGroup(ctx, goBin, dir, filepath.Join(src, g[0].module), g, deps[i], whys)
 	})
 }
 
@@ -137,10 +140,10 @@ func listDeps(ctx context.Context, goBin, moduleDir string, ps []program) (map[s
 
 // buildGroup runs one go build for programs of one module, counting the
 // packages it compiles (go build -v) for each.
-func (b *Build) buildGroup(ctx context.Context, goBin, dir, moduleDir string, ps []program, deps map[string][]string, why string) error {
+func (b *Build) buildGroup(ctx context.Context, goBin, dir, moduleDir string, ps []program, deps map[string][]string, whys map[string]string) error {
 	tmp, err := os.MkdirTemp(filepath.Join(dir, "bin"), ".build-")
 	if err != nil {
-		return unwritable(dir, err)
+		return unwritable(dir, nil, err)
 	}
 	defer os.RemoveAll(tmp)
 
@@ -175,7 +178,7 @@ func (b *Build) buildGroup(ctx context.Context, goBin, dir, moduleDir string, ps
 
 	for _, p := range ps {
 		b.setProgram(p.name, func(s *Program) { s.Started, s.Packages = start, len(deps[p.pkg]) })
-		b.progress(fmt.Sprintf("building %s %s (%s, about %s)", p.name, p.version(), why, roundMinutes(p.expected)))
+		b.progress(fmt.Sprintf("building %s %s (%s, about %s)", p.name, p.version(), whys[p.name], roundMinutes(p.expected)))
 	}
 
 	cmd := goCommand(ctx, goBin, moduleDir, args...)
@@ -189,14 +192,14 @@ func (b *Build) buildGroup(ctx context.Context, goBin, dir, moduleDir string, ps
 		return goFailed(ctx, "build", ps, moduleDir, err, "")
 	}
 
-	tail := b.follow(stderr, ps, usedBy)
+	// Read to the end before Wait, which closes the pipe and would lose
+	// go's last lines, the ones that say why it failed.
+	output := <-b.follow(stderr, ps, usedBy)
 	if err := cmd.Wait(); err != nil {
 		killGroup(cmd)
 
-		return goFailed(ctx, "build", ps, moduleDir, err, <-tail)
+		return goFailed(ctx, "build", ps, moduleDir, err, output)
 	}
-
-	<-tail
 
 	for _, p := range ps {
 		if err := os.Rename(filepath.Join(tmp, p.name), filepath.Join(dir, "bin", p.name)); err != nil {

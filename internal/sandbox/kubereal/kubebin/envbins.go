@@ -14,6 +14,9 @@ import (
 type external struct {
 	path string
 	from string // "OHMYTALOS_KUBE_BIN_DIR=/dir"
+	// key is the file as its version was checked: Verify checks it again
+	// once it changes.
+	key fileKey
 }
 
 // fromEnvironment returns the binaries BinDirEnv (all four) and AssetsEnv
@@ -44,11 +47,13 @@ func fromEnvironment(ctx context.Context, getenv func(string) string) (map[strin
 			}
 
 			path := filepath.Join(dir, name)
+			key, _ := statKey(path)
+
 			if err := checkVersion(ctx, path, name); err != nil {
 				return nil, fmt.Errorf("%s=%s: %w: %s", v.env, dir, err, v.fix)
 			}
 
-			out[name] = external{path: path, from: v.env + "=" + dir}
+			out[name] = external{path: path, from: v.env + "=" + dir, key: key}
 		}
 	}
 

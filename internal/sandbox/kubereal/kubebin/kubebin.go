@@ -11,6 +11,10 @@
 // here (mod/*.go.mod, mod/*.go.sum, kept equal by TestEmbeddedModulesMatch)
 // so an installed ohmytalos binary can build them without the source tree.
 //
+// Each build records the binaries' sha256 (SHA256SUMS beside the stamp);
+// Ensure and Binaries.Verify, called before every start, check them and
+// rebuild a binary that no longer matches, so none runs unverified.
+//
 // Start runs the build in the background and reports its progress
 // (Status); Ensure is Start and Wait.
 package kubebin
@@ -23,6 +27,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -50,6 +55,11 @@ type Binaries struct {
 	Etcd, APIServer, ControllerManager, Scheduler string
 	// Version is the Kubernetes version they report (KubernetesVersion).
 	Version string
+
+	// want is what Verify checks each program against before it starts,
+	// and o what rebuilds one that fails.
+	want map[string]wanted
+	o    Options
 }
 
 // Options configure Ensure and Start.
@@ -67,6 +77,10 @@ type Options struct {
 	// Getenv reads OHMYTALOS_KUBE_BIN_DIR and KUBEBUILDER_ASSETS
 	// (default os.Getenv).
 	Getenv func(string) string
+
+	// lock takes the cache's build lock (default lockDir); a test swaps it
+	// to see that a verified cache never opens the lock file.
+	lock func(ctx context.Context, path string, waiting func(pid int)) (func(), error)
 }
 
 // BinDirEnv names a directory holding all four binaries (etcd,
@@ -150,6 +164,9 @@ type Build struct {
 	st   Status
 	bins Binaries
 	err  error
+	// rebuilt is why each program found in the cache but not as it was
+	// built was built again.
+	rebuilt map[string]string
 }
 
 // Start looks for the binaries and builds what is missing in the
@@ -157,6 +174,10 @@ type Build struct {
 func Start(ctx context.Context, o Options) *Build {
 	if o.Getenv == nil {
 		o.Getenv = os.Getenv
+	}
+
+	if o.lock == nil {
+		o.lock = lockDir
 	}
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -262,7 +283,7 @@ func (b *Build) setProgram(name string, change func(*Program)) {
 
 // run finds or builds every program.
 func (b *Build) run(ctx context.Context) (Binaries, error) {
-	bins := Binaries{Version: KubernetesVersion}
+	bins := Binaries{Version: KubernetesVersion, want: map[string]wanted{}, o: b.o}
 
 	external, err := fromEnvironment(ctx, b.o.Getenv)
 	if err != nil {
@@ -274,6 +295,7 @@ func (b *Build) run(ctx context.Context) (Binaries, error) {
 	for _, p := range programs {
 		if e, ok := external[p.name]; ok {
 			*bins.path(p) = e.path
+			bins.want[p.name] = wanted{from: e.from, key: e.key}
 			b.setProgram(p.name, func(s *Program) { s.Built, s.From = true, e.from })
 
 			continue
@@ -292,18 +314,42 @@ func (b *Build) run(ctx context.Context) (Binaries, error) {
 	}
 
 	for _, p := range missing {
-		*bins.path(p) = built[p.name]
+		*bins.path(p) = built[p.name].path
+		bins.want[p.name] = wanted{sum: built[p.name].sum}
 	}
 
 	return bins, nil
 }
 
+// rebuiltWhy is why the build rebuilt the named program found in the
+// cache, or "" when it did not.
+func (b *Build) rebuiltWhy(name string) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+
+	return b.rebuilt[name]
+}
+
 // errUnwritable marks a cache directory that cannot be written.
 var errUnwritable = errors.New("cannot be written")
 
-// unwritable is the error for a cache that is incomplete and read-only.
-func unwritable(dir string, err error) error {
-	return fmt.Errorf("the sandbox's Kubernetes binaries are not all in %s, and it %w (%v): set XDG_CACHE_HOME to a writable directory, or %s to a directory that holds etcd, kube-apiserver, kube-controller-manager and kube-scheduler", dir, errUnwritable, err, BinDirEnv)
+// unwritable is the error for a cache that is incomplete and read-only;
+// bads say which binaries it lacks and why.
+func unwritable(dir string, bads []bad, err error) error {
+	var whys []string
+
+	for _, p := range bads {
+		if p.why != "" {
+			whys = append(whys, p.name+": "+p.why)
+		}
+	}
+
+	what := ""
+	if len(whys) > 0 {
+		what = " (" + strings.Join(whys, "; ") + ")"
+	}
+
+	return fmt.Errorf("the sandbox's Kubernetes binaries are not all in %s%s, and it %w (%v): set XDG_CACHE_HOME to a writable directory, or %s to a directory that holds etcd, kube-apiserver, kube-controller-manager and kube-scheduler", dir, what, errUnwritable, err, BinDirEnv)
 }
 
 // WaitReporting is Wait, handing the status to report now and every

@@ -69,7 +69,8 @@ func TestEnsureWithoutGo(t *testing.T) {
 // printing each package as go build -v does and logging each build (its
 // packages and GOFLAGS) as one line of log. With FAKE_GO_FAIL set, build
 // prints it and fails; with FAKE_GO_HANG set to a file, build starts a
-// child that sleeps, writes the child's PID there and waits.
+// child that sleeps, writes the child's PID there and waits. Each binary
+// built holds "binary PKG".
 func fakeGo(t *testing.T, version string) (logPath string) {
 	t.Helper()
 
@@ -94,7 +95,7 @@ done
 echo "${pkgs# } $GOFLAGS" >> ` + logPath + `
 for p in $pkgs; do
   echo dep/a >&2; echo dep/b >&2; echo "$p" >&2
-  case "$out" in */) echo binary > "$out$(basename "$p")" ;; *) echo binary > "$out" ;; esac
+  case "$out" in */) echo "binary $p" > "$out$(basename "$p")" ;; *) echo "binary $p" > "$out" ;; esac
 done
 `
 	if err := os.WriteFile(filepath.Join(dir, "go"), []byte(script), 0o755); err != nil {
@@ -131,7 +132,10 @@ func TestEnsureBuildsOnceAndReuses(t *testing.T) {
 
 	var progress []string
 
-	o := Options{Dir: dir, Getenv: noEnv, Progress: func(s string) { progress = append(progress, s) }}
+	var mu sync.Mutex
+
+	// Both go builds report at once; Ensure returns after them.
+	o := Options{Dir: dir, Getenv: noEnv, Progress: func(s string) { mu.Lock(); progress = append(progress, s); mu.Unlock() }}
 
 	bins, err := Ensure(context.Background(), o)
 	if err != nil {
