@@ -27,10 +27,14 @@ func awaitKind(ctx context.Context, c *kube.Client, k addons.OperatorKind, timeo
 		if ok {
 			return nil
 		}
-		if err != nil && !kube.IsRetryable(err) {
+		// A request the wait's own bound cut short is the wait ending,
+		// not an answer: it ends as the bound does below.
+		if err != nil && !kube.IsRetryable(err) && wctx.Err() == nil {
 			return fmt.Errorf("ask whether %s (%s) is served: %w", k.Kind, k.APIVersion, err)
 		}
-		last = err
+		if err != nil && wctx.Err() == nil {
+			last = err
+		}
 		if werr := sleep(wctx, poll); werr != nil {
 			if ctx.Err() != nil {
 				return fmt.Errorf("waiting for the %s CRD: %w", k.Kind, ctx.Err())
