@@ -63,7 +63,7 @@ func (s *Configs) Plan(ctx context.Context, env *engine.Env) (engine.Plan, error
 		a = engine.ActionReuse
 	}
 	p.Items = append(p.Items, engine.PlanItem{Action: a, Kind: "talos-secrets", Name: env.Spec.Name, Detail: "encrypted at rest with age"})
-	if a == engine.ActionCreate {
+	if a == engine.ActionCreate && !s.d.Offline {
 		// Apply will refuse when the cluster's servers exist: say so now.
 		if err := s.d.refuseNewRoot(ctx, env, "Talos secrets bundle", secretBundle); errors.Is(err, errNewRootRefused) {
 			p.Notes = append(p.Notes, "apply will fail: "+err.Error())

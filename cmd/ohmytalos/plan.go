@@ -6,29 +6,51 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 	"github.com/ohmytalos/ohmytalos/steps"
 )
 
 func newPlanCmd(g *globals) *cobra.Command {
-	var asJSON bool
+	var asJSON, offline bool
 	c := &cobra.Command{
 		Use:   "plan",
 		Short: "Show what apply would create, reuse or change, step by step, and what it costs",
 		Long: `plan reads the spec and the cluster's state, compares the resources that
 exist with the spec, and prints, for every step, what apply would create,
 update in place (with the old and new values), reuse, or could not change in
-place ("replace": apply reports it and leaves the resource). It changes nothing.`,
+place ("replace": apply reports it and leaves the resource). It changes nothing.
+
+A Hetzner API endpoint that ohmytalos refuses (HCLOUD_ENDPOINT over plain
+http to another machine) fails plan, as it fails apply. With --offline, plan
+asks no Hetzner API: it plans from the spec and the state alone, with the
+offline price list, and says so in each step's notes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.withRuntime(cmd.Context(), "", func(s *spec.Spec, rt *runtime) error {
+				if offline {
+					rt.deps.Offline = true
+				} else if err := planEndpoint(rt.deps.HCloudEndpoint); err != nil {
+					return err
+				}
 				return printPlan(cmd, g, s, rt, asJSON)
 			})
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the plans as JSON")
+	c.Flags().BoolVar(&offline, "offline", false, "ask no Hetzner API: plan from the spec and the state alone (a refused HCLOUD_ENDPOINT is then no error)")
 	return c
+}
+
+// planEndpoint refuses a Hetzner API endpoint that apply would refuse
+// (cloud.CheckEndpoint): a plan that quietly fell back to the state would
+// exit 0 with a plan apply cannot carry out.
+func planEndpoint(explicit string) error {
+	if err := cloud.CheckEndpoint(explicit); err != nil {
+		return fmt.Errorf("%w; plan compares the spec with Hetzner through this endpoint, as apply does: fix it, or pass --offline to plan from the spec and the state alone", err)
+	}
+	return nil
 }
 
 // printPlan prints every step's plan, the network findings and the cost.

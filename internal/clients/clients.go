@@ -33,6 +33,9 @@ type Set struct {
 	Resolver *secrets.Resolver
 	// HCloudEndpoint overrides $HCLOUD_ENDPOINT (the sandbox sets it).
 	HCloudEndpoint string
+	// Offline makes PlanHCloud fail with ErrOffline (plan --offline): a
+	// read-only run then plans from the spec and the state alone.
+	Offline bool
 	// Meter counts the Hetzner requests and the rate limit left.
 	Meter *cloud.Meter
 	// FactoryURL is the Image Factory (default https://factory.talos.dev,

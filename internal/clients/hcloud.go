@@ -2,6 +2,7 @@ package clients
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
@@ -21,8 +22,14 @@ func (c *Set) HCloud(ctx context.Context, s *spec.Spec) (*hcloud.Client, error) 
 // retried until the budget refills, so that they never hang on a spent
 // budget.
 func (c *Set) PlanHCloud(ctx context.Context, s *spec.Spec) (*hcloud.Client, error) {
+	if c.Offline {
+		return nil, ErrOffline
+	}
 	return c.hcloudClient(ctx, s, true)
 }
+
+// ErrOffline is PlanHCloud's error when Set.Offline is set.
+var ErrOffline = errors.New("--offline: the Hetzner API is not asked")
 
 func (c *Set) hcloudClient(ctx context.Context, s *spec.Spec, plan bool) (*hcloud.Client, error) {
 	c.cache.lookupMu.Lock()

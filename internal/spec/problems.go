@@ -60,18 +60,21 @@ func decodeReporting(data []byte) (*Spec, Problems, error) {
 
 // decodeTree is decodeReporting that also returns the YAML tree.
 func decodeTree(data []byte) (*Spec, *yaml.Node, Problems, error) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(data, &root); err != nil {
-		return nil, nil, nil, fmt.Errorf("spec is not valid YAML: %w", err)
+	root, err := oneDocument(data)
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	ps := unknownKeys(&root)
+	if err := duplicateKeys(root); err != nil {
+		return nil, nil, nil, err
+	}
+	ps := unknownKeys(root)
 	s := &Spec{}
 	if len(root.Content) == 0 {
-		return s, &root, ps, nil
+		return s, root, ps, nil
 	}
 	// yaml.v3 decodes what it can and lists every mismatch in one
 	// TypeError, leaving the mismatched fields empty.
-	err := root.Decode(s)
+	err = root.Decode(s)
 	var te *yaml.TypeError
 	switch {
 	case errors.As(err, &te):
@@ -79,7 +82,7 @@ func decodeTree(data []byte) (*Spec, *yaml.Node, Problems, error) {
 	case err != nil:
 		return nil, nil, nil, fmt.Errorf("spec has a value of the wrong type: %w", err)
 	}
-	return s, &root, ps, nil
+	return s, root, ps, nil
 }
 
 // typeProblems turns yaml.v3's "line N: cannot unmarshal ..." messages

@@ -3,9 +3,14 @@ package state
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
 	"testing"
+	"time"
 )
 
 func TestSecretsAreNeverOverwritten(t *testing.T) {
@@ -102,4 +107,129 @@ func TestRetireSecretKeepsABackup(t *testing.T) {
 	if again, _ := Open(dir, "demo", nil); again.HasSecret("talosconfig") {
 		t.Error("a retired secret is adopted again")
 	}
+}
+
+// TestBackupsKeepTheNewestThree: every replacement keeps a backup, but
+// only the newest three of each secret stay on disk, holding the three
+// most recent replaced versions; another secret's backups are not counted.
+func TestBackupsKeepTheNewestThree(t *testing.T) {
+	keys := testKeys(t)
+	s, _ := Open(t.TempDir(), "demo", keys)
+	if err := s.PutSecret("kubeconfig", []byte("kc")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutSecret("kubeconfig", []byte("kc-2")); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		if err := s.PutSecret("talosconfig", fmt.Appendf(nil, "tc-%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	baks, _ := filepath.Glob(s.SecretPath("talosconfig") + ".bak-*")
+	if len(baks) != keepBackups {
+		t.Fatalf("talosconfig backups = %v, want the newest %d", baks, keepBackups)
+	}
+	var got []string
+	for _, b := range baks {
+		ct, _ := os.ReadFile(b)
+		pt, err := keys.Decrypt(ct)
+		if err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		got = append(got, string(pt))
+	}
+	sort.Strings(got)
+	if want := []string{"tc-2", "tc-3", "tc-4"}; !slices.Equal(got, want) {
+		t.Errorf("backups hold %v, want %v (the newest replaced versions)", got, want)
+	}
+	if kc, _ := filepath.Glob(s.SecretPath("kubeconfig") + ".bak-*"); len(kc) != 1 {
+		t.Errorf("kubeconfig backups = %v, want one", kc)
+	}
+	// The same plaintext again writes no backup, and the comparison
+	// leaves no plaintext on disk.
+	for range 3 {
+		if err := s.PutSecret("talosconfig", []byte("tc-5")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if again, _ := filepath.Glob(s.SecretPath("talosconfig") + ".bak-*"); !slices.Equal(again, baks) {
+		t.Errorf("an unchanged talosconfig changed the backups: %v, was %v", again, baks)
+	}
+	filepath.WalkDir(s.Dir(), func(p string, d os.DirEntry, err error) error {
+		if b, _ := os.ReadFile(p); err == nil && !d.IsDir() && bytes.Contains(b, []byte("tc-")) {
+			t.Errorf("%s holds a plaintext", p)
+		}
+		return nil
+	})
+}
+
+// TestBackupNamesSortByTime: backups within one second get a counter
+// whose names sort as strings in the order they were written, and pruning
+// reads the timestamp and counter as numbers (an older release's "-10"
+// is newer than its "-9"); files that are no backup are never removed.
+func TestBackupNamesSortByTime(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "talosconfig.age")
+	at := time.Date(2026, 12, 3, 13, 0, 0, 0, time.UTC)
+	var written []string
+	for i := range 12 {
+		b, err := backupFileAt(path, fmt.Appendf(nil, "v%d", i), at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		written = append(written, filepath.Base(b))
+	}
+	if !slices.IsSorted(written) {
+		t.Errorf("backups written in this order do not sort by name: %v", written)
+	}
+	if want := written[len(written)-keepBackups:]; !slices.Equal(backupsOf(t, dir), want) {
+		t.Errorf("kept %v, want the newest %v", backupsOf(t, dir), want)
+	}
+	// A clock set back an hour still names the next backup after the
+	// others: it is the newest, and is kept.
+	b, err := backupFileAt(path, []byte("after"), at.Add(-time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := backupsOf(t, dir); got[len(got)-1] != filepath.Base(b) || len(got) != keepBackups {
+		t.Errorf("after a clock set back: kept %v, want the newest %s last", got, filepath.Base(b))
+	}
+
+	// An older release's names, and files ohmytalos did not write.
+	old := t.TempDir()
+	path = filepath.Join(old, "talosconfig.age")
+	for _, n := range []string{"20261203T130000Z", "20261203T130000Z-9", "20261203T130000Z-10",
+		"20261203T125959Z-11", "mine", "20261203T130000Z-x", "20261203T130000Z.keep"} {
+		if err := os.WriteFile(path+".bak-"+n, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := backupFileAt(path, []byte("new"), at.Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"talosconfig.age.bak-20261203T130000Z-10", "talosconfig.age.bak-20261203T130000Z-9",
+		"talosconfig.age.bak-20261203T130000Z-x", "talosconfig.age.bak-20261203T130000Z.keep",
+		"talosconfig.age.bak-20261203T130001Z", "talosconfig.age.bak-mine",
+	}
+	if got := backupsOf(t, old); !slices.Equal(got, want) {
+		t.Errorf("after pruning: %v, want %v", got, want)
+	}
+}
+
+// backupsOf lists the names of the .bak- files in dir, sorted.
+func backupsOf(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range es {
+		if strings.Contains(e.Name(), ".bak-") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
 }
