@@ -13,6 +13,7 @@ import (
 
 func newPlanCmd(g *globals) *cobra.Command {
 	var asJSON bool
+	var operator string
 	c := &cobra.Command{
 		Use:   "plan",
 		Short: "Show what apply would create, reuse or change, step by step, and what it costs",
@@ -22,12 +23,17 @@ update in place (with the old and new values), reuse, or could not change in
 place ("replace": apply reports it and leaves the resource). It changes nothing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOperatorAddress(operator); err != nil {
+				return err
+			}
 			return g.withRuntime(cmd.Context(), "", func(s *spec.Spec, rt *runtime) error {
+				rt.deps.OperatorAddresses = operator
 				return printPlan(cmd, g, s, rt, asJSON)
 			})
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the plans as JSON")
+	operatorAddressFlag(c, &operator)
 	return c
 }
 
