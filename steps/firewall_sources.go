@@ -199,8 +199,9 @@ func publicFamilies(sp *spec.Spec) (v4, v6 bool) {
 	return true, true
 }
 
-// mustAdmit is which of the operator's ranges the firewall has to admit:
-// every one of a family the servers have public addresses of. This
+// mustAdmit is which of the operator's ranges (their indexes) the
+// firewall has to admit: every one of a family the servers have public
+// addresses of. This
 // machine, kubectl and talosctl may reach a node over either family, so a
 // dual-stack operator must be admitted on both. Pre-flight and apply
 // decide through lockedOut, which asks only this, so they cannot disagree.

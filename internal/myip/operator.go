@@ -23,7 +23,7 @@ type Operator struct {
 	Ranges []netip.Prefix
 	// Sources are the firewall source ranges that admit them: an IPv4
 	// address's /32, an IPv6 address's /64 (as for a detected one), a
-	// named range itself.
+	// named range itself. Sources[i] admits Ranges[i].
 	Sources []string
 }
 
