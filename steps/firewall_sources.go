@@ -2,6 +2,7 @@ package steps
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -11,6 +12,7 @@ import (
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
+	"github.com/ohmytalos/ohmytalos/internal/myip"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 )
 
@@ -30,9 +32,12 @@ type fwSources struct {
 	// CIDRs are the source ranges of both rules.
 	CIDRs []string
 	// Detected is true when CIDRs are the operator's own address (the spec
-	// leaves firewall.allow empty), false when the spec lists them.
+	// leaves firewall.allow empty): detected, or named with
+	// --operator-address or firewall.operatorAddress. False when the spec
+	// lists them.
 	Detected bool
-	// From names the echo services asked, for messages.
+	// From names where the address comes from (the echo services asked,
+	// or the flag or field naming it), for messages.
 	From string
 	// Previous are the ranges recorded by an earlier run, when they differ.
 	Previous []string
@@ -40,32 +45,64 @@ type fwSources struct {
 	Stale error
 }
 
+// operatorAddr is the operator's address, as the default firewall and the
+// lockout guard see it.
+type operatorAddr struct {
+	myip.Operator
+	// From names where it comes from, for messages.
+	From string
+	// Named is true when the operator named it (nothing was detected).
+	Named bool
+}
+
+// operator is the operator's address: --operator-address
+// (Deps.OperatorAddresses), else the spec's firewall.operatorAddress,
+// else detected from the echo services (once per process, see
+// clients.Set.OperatorAddress). A named address is not detected, so no
+// echo service is asked.
+func (d *Deps) operator(ctx context.Context, sp *spec.Spec) (operatorAddr, error) {
+	for _, named := range []struct{ value, from string }{
+		{d.OperatorAddresses, myip.OperatorFlag}, {sp.Firewall.OperatorAddress, myip.OperatorKey},
+	} {
+		if strings.TrimSpace(named.value) == "" {
+			continue
+		}
+		op, err := myip.ParseOperator(named.value)
+		if err != nil {
+			return operatorAddr{From: named.from, Named: true}, fmt.Errorf("%s: %w: write your public address or range, e.g. 203.0.113.7 or 2001:db8::/64", named.from, err)
+		}
+		return operatorAddr{Operator: op, From: named.from, Named: true}, nil
+	}
+	urls := d.EchoURLs(sp)
+	a, err := d.OperatorAddress(ctx, urls)
+	return operatorAddr{Operator: a.Operator(), From: strings.Join(urls, ", ")}, err
+}
+
 // firewallSources decides what the firewall admits: firewall.allow when the
-// spec lists ranges, else the operator's address detected from the echo
-// services (IPv4 /32, IPv6 /64). 0.0.0.0/0 appears only when the spec says
-// so. When detection fails but an earlier run recorded an address, that
-// one is kept (Stale says why): a resumed apply must not fail because an
-// echo service is down.
+// spec lists ranges, else the operator's address (named, or detected from
+// the echo services: IPv4 /32, IPv6 /64). 0.0.0.0/0 appears only when the
+// spec says so. When detection fails but an earlier run recorded an
+// address, that one is kept (Stale says why): a resumed apply must not fail
+// because an echo service is down.
 func (d *Deps) firewallSources(ctx context.Context, env *engine.Env) (fwSources, error) {
 	sp := env.Spec
 	if len(sp.Firewall.Allow) > 0 {
 		return fwSources{CIDRs: slices.Clone(sp.Firewall.Allow)}, nil
 	}
-	urls := d.EchoURLs(sp)
-	out := fwSources{Detected: true, From: strings.Join(urls, ", ")}
 	var prev operatorData
 	if _, err := env.State.GetData(dataOperator, &prev); err != nil {
-		return out, err
+		return fwSources{Detected: true}, err
 	}
-	a, err := d.OperatorAddress(ctx, urls)
+	op, err := d.operator(ctx, sp)
+	out := fwSources{Detected: true, From: op.From}
 	switch {
-	case err != nil && len(prev.Sources) > 0:
+	case err != nil && !op.Named && len(prev.Sources) > 0:
 		out.CIDRs, out.Stale = prev.Sources, err
 		return out, nil
 	case err != nil:
 		return out, err
 	}
-	out.CIDRs = a.Sources()
+	out.CIDRs = op.Sources
 	if len(prev.Sources) > 0 && !sameSet(prev.Sources, out.CIDRs) {
 		out.Previous = prev.Sources
 	}
@@ -143,59 +180,168 @@ func (d *Deps) planFirewall(ctx context.Context, env *engine.Env, p *engine.Plan
 	return nil
 }
 
-// admits reports whether the firewall's rules let ip in: both API rules
-// carry the same source ranges (firewallRules), so ip must be inside one
-// of them. Pre-flight and apply's lockout refusal ask this one question.
-func admits(sources []string, ip netip.Addr) bool {
+// covers reports whether the firewall's rules let every address of r in:
+// both API rules carry the same source ranges (firewallRules), so r must
+// lie inside one of them.
+func covers(sources []string, r netip.Prefix) bool {
 	return slices.ContainsFunc(sources, func(c string) bool {
 		p, err := netip.ParsePrefix(c)
-		return err == nil && p.Contains(ip)
+		return err == nil && p.Bits() <= r.Bits() && p.Masked().Contains(r.Addr())
 	})
 }
 
-// lockout is a firewall.allow that does not admit the operator's own
-// address: once it is set, ohmytalos on this machine can no longer reach
-// the Talos and Kubernetes APIs (the servers drop the connections).
+// publicFamilies are the address families the servers have public
+// addresses of (publicNetwork; both when unset).
+func publicFamilies(sp *spec.Spec) (v4, v6 bool) {
+	if pub := sp.PublicNetwork; pub != nil {
+		return pub.IPv4, pub.IPv6
+	}
+	return true, true
+}
+
+// mustAdmit is which of the operator's ranges (their indexes) the
+// firewall has to admit: every one of a family the servers have public
+// addresses of. This
+// machine, kubectl and talosctl may reach a node over either family, so a
+// dual-stack operator must be admitted on both. Pre-flight and apply
+// decide through lockedOut, which asks only this, so they cannot disagree.
+func mustAdmit(sp *spec.Spec, ranges []netip.Prefix) []int {
+	v4, v6 := publicFamilies(sp)
+	var out []int
+	for i, r := range ranges {
+		if (r.Addr().Is4() && v4) || (r.Addr().Is6() && v6) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// admitsAnyone reports whether sources admit every address of every
+// family the servers have: then no operator, known or not, is locked out.
+func admitsAnyone(sp *spec.Spec, sources []string) bool {
+	v4, v6 := publicFamilies(sp)
+	return (!v4 || covers(sources, netip.MustParsePrefix("0.0.0.0/0"))) &&
+		(!v6 || covers(sources, netip.MustParsePrefix("::/0")))
+}
+
+// lockout is a firewall that might keep this machine from reaching the
+// Talos and Kubernetes APIs once it is set (the servers drop the
+// connections): firewall.allow does not admit the operator's address
+// (Outside), the address is unknown and firewall.allow might not admit it
+// (Unknown), or the address has no family the servers have (Foreign).
 type lockout struct {
 	// Outside are the operator's addresses the ranges do not admit.
 	Outside []string
-	// Admit are the ranges that would admit the operator (IPv4 /32, IPv6 /64).
+	// Inside are those they admit (of another family than Outside's: a
+	// connection over that family would pass, one over Outside's not).
+	Inside []string
+	// Admit are the ranges that would admit them (IPv4 /32, IPv6 /64, or
+	// the range the operator named).
 	Admit []string
-	// Allowed are the ranges firewall.allow lists.
+	// Allowed are the ranges the firewall admits.
 	Allowed []string
+	// Unknown is why the operator's address could not be detected.
+	Unknown error
+	// Foreign are the operator's addresses when none of them has a family
+	// the servers' public addresses have.
+	Foreign string
+}
+
+// field is the spec field to change.
+func (l *lockout) field() string {
+	if l.Foreign != "" {
+		return "publicNetwork"
+	}
+	return "firewall.allow"
+}
+
+// cannot is how sure the lockout is: "cannot", or "might not" when the
+// address is unknown or only some of it is admitted.
+func (l *lockout) cannot() string {
+	if l.Unknown != nil || len(l.Inside) > 0 {
+		return "might not"
+	}
+	return "cannot"
+}
+
+// would is cannot for "apply would lock this machine out".
+func (l *lockout) would() string {
+	if l.cannot() == "cannot" {
+		return "would"
+	}
+	return "might"
+}
+
+// unknownCause is why detection failed, without Detect's advice (fix
+// gives the advice that applies here).
+func (l *lockout) unknownCause() string {
+	if de := (*myip.DetectError)(nil); errors.As(l.Unknown, &de) {
+		return de.Cause()
+	}
+	return l.Unknown.Error()
 }
 
 // what says what is wrong, for a note or an error.
 func (l *lockout) what() string {
-	return fmt.Sprintf("firewall.allow (%s) does not admit your address %s", strings.Join(l.Allowed, ", "), strings.Join(l.Outside, ", "))
+	switch {
+	case l.Unknown != nil:
+		return fmt.Sprintf("your address could not be detected (%s) and firewall.allow (%s) may not admit it", l.unknownCause(), strings.Join(l.Allowed, ", "))
+	case l.Foreign != "":
+		return fmt.Sprintf("your address %s has no family the servers' public addresses have (publicNetwork)", l.Foreign)
+	}
+	what := fmt.Sprintf("firewall.allow (%s) does not admit your address %s", strings.Join(l.Allowed, ", "), strings.Join(l.Outside, ", "))
+	if len(l.Inside) > 0 {
+		what += " (only " + strings.Join(l.Inside, ", ") + ")"
+	}
+	return what
 }
 
 // fix says how to admit the operator again.
 func (l *lockout) fix() string {
+	switch {
+	case l.Unknown != nil:
+		return fmt.Sprintf("name your address with %s (or %s in the spec) so that it can be checked, or fix the detection (this machine's internet access, firewall.ipEchoURL)",
+			myip.OperatorFlag, myip.OperatorKey)
+	case l.Foreign != "":
+		return "give the servers a public address of your family (publicNetwork.ipv4 / ipv6), or reach them over Tailscale"
+	}
 	return fmt.Sprintf("add %s to firewall.allow, or remove firewall.allow to admit only your address", strings.Join(l.Admit, ", "))
 }
 
-// lockedOut returns the lockout the spec's firewall would cause, or nil
-// when it admits the operator, admits the detected address by default, or
-// when the address cannot be detected (no reason to refuse or warn).
+// lockedOut is the one verdict plan, pre-flight and apply's pools step
+// share on the firewall src: the lockout it would cause, or nil when it
+// admits every address of the operator's that mustAdmit names. When the
+// address cannot be known, a firewall that might exclude it is a lockout
+// (Unknown), unless firewall.allow is empty and the address an earlier
+// run recorded is kept (src.Stale).
 func (d *Deps) lockedOut(ctx context.Context, sp *spec.Spec, src fwSources) *lockout {
-	if src.Detected {
+	if src.Detected && src.Stale != nil {
 		return nil
 	}
-	a, err := d.OperatorAddress(ctx, d.EchoURLs(sp))
+	op, err := d.operator(ctx, sp)
 	if err != nil {
-		return nil
-	}
-	var outside []string
-	for _, ip := range []netip.Addr{a.IPv4, a.IPv6} {
-		if ip.IsValid() && !admits(src.CIDRs, ip) {
-			outside = append(outside, ip.String())
+		if admitsAnyone(sp, src.CIDRs) {
+			return nil
 		}
+		return &lockout{Allowed: src.CIDRs, Unknown: err}
 	}
-	if len(outside) == 0 {
+	need := mustAdmit(sp, op.Ranges)
+	if len(need) == 0 {
+		return &lockout{Allowed: src.CIDRs, Foreign: op.String()}
+	}
+	l := &lockout{Allowed: src.CIDRs}
+	for _, i := range need {
+		if covers(src.CIDRs, op.Ranges[i]) {
+			l.Inside = append(l.Inside, myip.RangeString(op.Ranges[i]))
+			continue
+		}
+		l.Outside = append(l.Outside, myip.RangeString(op.Ranges[i]))
+		l.Admit = append(l.Admit, op.Sources[i])
+	}
+	if len(l.Outside) == 0 {
 		return nil
 	}
-	return &lockout{Outside: outside, Admit: a.Sources(), Allowed: src.CIDRs}
+	return l
 }
 
 // lockoutNote is plan's warning about a lockout.
@@ -204,7 +350,7 @@ func (d *Deps) lockoutNote(ctx context.Context, sp *spec.Spec, src fwSources) st
 	if l == nil {
 		return ""
 	}
-	return l.what() + ": after apply this machine cannot reach the Talos and Kubernetes APIs; " + l.fix() +
+	return l.what() + ": after apply this machine " + l.cannot() + " reach the Talos and Kubernetes APIs; " + l.fix() +
 		" (apply refuses it unless --allow-lockout)"
 }
 
@@ -218,12 +364,12 @@ func (d *Deps) refuseLockout(ctx context.Context, env *engine.Env, src fwSources
 		return nil
 	case d.AllowLockout:
 		emit(engine.Event{Kind: engine.KindWarning, Resource: "firewall/" + env.Spec.Name,
-			Message: l.what() + ": --allow-lockout sets it anyway; this machine will not reach the Talos and Kubernetes APIs"})
+			Message: l.what() + ": --allow-lockout sets it anyway; this machine " + l.cannot() + " reach the Talos and Kubernetes APIs"})
 		return nil
 	}
-	return fmt.Errorf("not applied: %s, so after this apply this machine could not reach the Talos and Kubernetes APIs "+
+	return fmt.Errorf("not applied: %s, so after this apply this machine %s reach the Talos and Kubernetes APIs "+
 		"(the firewall drops the connections and every later step would wait for nothing): %s; "+
-		"or, if another machine or a VPN reaches the nodes, run apply with --allow-lockout", l.what(), l.fix())
+		"or, if another machine or a VPN reaches the nodes, run apply with --allow-lockout", l.what(), l.cannot(), l.fix())
 }
 
 // unreachableReason explains why this machine cannot reach a node's API
@@ -237,7 +383,11 @@ func (d *Deps) unreachableReason(ctx context.Context, env *engine.Env) string {
 	if l == nil {
 		return ""
 	}
-	return "; the firewall is why: " + l.what() + ", so the nodes drop this machine's connections to ports 50000 and 6443: " + l.fix()
+	why := "; the firewall is why: "
+	if l.Unknown != nil {
+		why = "; the firewall may be why: "
+	}
+	return why + l.what() + ", so the nodes drop this machine's connections to ports 50000 and 6443: " + l.fix()
 }
 
 // firewallRules opens the Talos and Kubernetes APIs to the source ranges.
@@ -267,15 +417,15 @@ func sameSet(a, b []string) bool {
 	return slices.Equal(a, b)
 }
 
-// OperatorSources detects the operator's address for the wizard: the
-// firewall source ranges (IPv4 /32, IPv6 /64) and the echo services asked.
+// OperatorSources is the operator's address for the wizard: the firewall
+// source ranges (IPv4 /32, IPv6 /64) and where they come from (the echo
+// services asked, or firewall.operatorAddress when the spec names it).
 // The wizard records them in firewall.allow, so plan and apply use exactly
 // what the operator saw and confirmed.
 func OperatorSources(ctx context.Context, d *Deps, sp *spec.Spec) (sources []string, from string, err error) {
-	urls := d.EchoURLs(sp)
-	a, err := d.OperatorAddress(ctx, urls)
+	op, err := d.operator(ctx, sp)
 	if err != nil {
-		return nil, strings.Join(urls, ", "), err
+		return nil, op.From, err
 	}
-	return a.Sources(), strings.Join(urls, ", "), nil
+	return op.Sources, op.From, nil
 }

@@ -3,14 +3,13 @@ package steps
 import (
 	"context"
 	"fmt"
-	"net/netip"
 	"sort"
-	"strings"
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 
 	"github.com/ohmytalos/ohmytalos/internal/engine"
 	"github.com/ohmytalos/ohmytalos/internal/imaging"
+	"github.com/ohmytalos/ohmytalos/internal/myip"
 	"github.com/ohmytalos/ohmytalos/internal/pricing"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
 )
@@ -83,46 +82,29 @@ func orderableLocations(cat *pricing.Catalog, arch string) string {
 }
 
 // reachFindings checks that this machine reaches the Talos (50000) and
-// Kubernetes (6443) APIs through the firewall the plan sets: the
-// operator's detected address must be inside the rules' sources for an
-// address family the servers have.
+// Kubernetes (6443) APIs through the firewall the plan sets. The verdict
+// is lockedOut's, the one apply's pools step refuses by, so pre-flight and
+// apply agree on which of the operator's addresses must be admitted. In
+// endpoint.mode loadbalancer too: bootstrap dials every node's own public
+// address, which the firewall filters.
 func (d *Deps) reachFindings(ctx context.Context, env *engine.Env) []Finding {
 	sp := env.Spec
-	if sp.Endpoint.Mode == spec.EndpointLoadBalancer {
-		return nil // the API load balancer forwards from anywhere
-	}
 	src, err := d.firewallSources(ctx, env)
 	if err != nil {
 		return []Finding{{Check: CheckReach, Severity: SeverityError, Field: "firewall.allow",
 			Reason: "your address could not be detected, so the firewall would admit no one to the Talos and Kubernetes APIs: " + err.Error(),
-			Fix:    "check this machine's internet access (or firewall.ipEchoURL), or list your address in firewall.allow"}}
+			Fix: fmt.Sprintf("check this machine's internet access (or firewall.ipEchoURL), name your address with %s (or %s), or list the ranges in firewall.allow",
+				myip.OperatorFlag, myip.OperatorKey)}}
 	}
-	me, err := d.OperatorAddress(ctx, d.EchoURLs(sp))
-	if err != nil {
-		if src.Stale != nil {
-			return []Finding{{Check: CheckReach, Severity: SeverityWarning, Field: "firewall.allow",
-				Reason: fmt.Sprintf("your address could not be detected (%v); the firewall keeps %v from the last run", err, src.CIDRs),
-				Fix:    "if your address changed, run apply again once it can be detected"}}
-		}
-		return []Finding{{Check: CheckReach, Severity: SeverityWarning, Field: "firewall.allow",
-			Reason: fmt.Sprintf("your address could not be detected (%v), so whether firewall.allow admits it is unknown", err),
-			Fix:    "check this machine's internet access, or firewall.ipEchoURL"}}
+	var fs []Finding
+	if src.Stale != nil {
+		fs = append(fs, Finding{Check: CheckReach, Severity: SeverityWarning, Field: "firewall.allow",
+			Reason: fmt.Sprintf("your address could not be detected (%v); the firewall keeps %v from the last run", src.Stale, src.CIDRs),
+			Fix:    "if your address changed, run apply again once it can be detected, or name it with " + myip.OperatorFlag})
 	}
-	pub := sp.PublicNetwork
-	var tried []string
-	for _, ip := range []netip.Addr{me.IPv4, me.IPv6} {
-		if !ip.IsValid() || (pub != nil && ((ip.Is4() && !pub.IPv4) || (ip.Is6() && !pub.IPv6))) {
-			continue
-		}
-		tried = append(tried, ip.String())
-		if admits(src.CIDRs, ip) {
-			return nil
-		}
-	}
-	if len(tried) == 0 {
-		return []Finding{{Check: CheckReach, Severity: SeverityError, Field: "publicNetwork",
-			Reason: fmt.Sprintf("your address %s has no family the servers' public addresses have, so this machine cannot reach the Talos and Kubernetes APIs", me),
-			Fix:    "give the servers a public address of your family (publicNetwork.ipv4 / ipv6), or reach them over Tailscale"}}
+	l := d.lockedOut(ctx, sp, src)
+	if l == nil {
+		return fs
 	}
 	// --allow-lockout (another machine, a VPN or a bastion reaches the
 	// nodes) turns the refusal into a warning; apply's pools step warns again.
@@ -130,8 +112,20 @@ func (d *Deps) reachFindings(ctx context.Context, env *engine.Env) []Finding {
 	if d.AllowLockout {
 		sev = SeverityWarning
 	}
-	return []Finding{{Check: CheckReach, Severity: sev, Field: "firewall.allow",
-		Reason: fmt.Sprintf("the firewall will admit %v to ports 50000 (Talos) and 6443 (Kubernetes) and does not admit your address %v: apply would lock this machine out", src.CIDRs, tried),
-		Fix: fmt.Sprintf("add %s to firewall.allow, or remove firewall.allow to admit only your address; "+
-			"if another machine or a VPN reaches the nodes, run apply with --allow-lockout", strings.Join(me.Sources(), ", "))}}
+	var reason string
+	switch {
+	case l.Unknown != nil:
+		reason = fmt.Sprintf("your address could not be detected (%s), and the firewall will admit only %v to ports 50000 (Talos) and 6443 (Kubernetes): apply might lock this machine out",
+			l.unknownCause(), src.CIDRs)
+	case l.Foreign != "":
+		reason = fmt.Sprintf("your address %s has no family the servers' public addresses have, so this machine cannot reach the Talos and Kubernetes APIs", l.Foreign)
+	default:
+		reason = fmt.Sprintf("the firewall will admit %v to ports 50000 (Talos) and 6443 (Kubernetes) and does not admit your address %v: apply %s lock this machine out",
+			src.CIDRs, l.Outside, l.would())
+		if len(l.Inside) > 0 {
+			reason += fmt.Sprintf(" (it admits %v, but this machine, kubectl or talosctl may connect over the other family)", l.Inside)
+		}
+	}
+	return append(fs, Finding{Check: CheckReach, Severity: sev, Field: l.field(), Reason: reason,
+		Fix: l.fix() + "; if another machine or a VPN reaches the nodes, run apply with --allow-lockout"})
 }

@@ -31,8 +31,12 @@ type Deps struct {
 	// Timeouts for waiting on nodes (default 15 minutes).
 	NodeTimeout time.Duration
 	// AllowLockout lets apply set a firewall.allow that does not admit the
-	// operator's detected address (apply --allow-lockout).
+	// operator's address (apply --allow-lockout).
 	AllowLockout bool
+	// OperatorAddresses names the operator's public address (IPs or CIDRs,
+	// comma-separated; plan and apply --operator-address): it wins over
+	// the spec's firewall.operatorAddress, and neither is detected then.
+	OperatorAddresses string
 	// LBHealthPoll is the least time between two reads of the ingress
 	// load balancer while apply waits for its health checks (0: 3 s,
 	// lbHealthPoll, for Hetzner's 15 s check interval). A sandbox whose

@@ -18,7 +18,7 @@ import (
 
 func newApplyCmd(g *globals) *cobra.Command {
 	var opts engine.Options
-	var only, from string
+	var only, from, operator string
 	var plain, asJSON, yes, allowLockout bool
 	var nodeTimeout time.Duration
 	c := &cobra.Command{
@@ -33,6 +33,9 @@ changes nothing.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Only, opts.From = engine.StepName(only), engine.StepName(from)
+			if err := checkOperatorAddress(operator); err != nil {
+				return err
+			}
 			return g.withRuntime(cmd.Context(), "ohmytalos apply", func(s *spec.Spec, rt *runtime) error {
 				// An expert apply of some steps acts on the resources
 				// its state names: not on the cluster ID alone.
@@ -45,7 +48,7 @@ changes nothing.`,
 						return err
 					}
 				}
-				rt.deps.AllowLockout = allowLockout
+				rt.deps.AllowLockout, rt.deps.OperatorAddresses = allowLockout, operator
 				if nodeTimeout > 0 {
 					rt.deps.NodeTimeout = nodeTimeout
 				}
@@ -58,7 +61,8 @@ changes nothing.`,
 	c.Flags().BoolVar(&plain, "plain", false, "print events as plain lines even on a terminal")
 	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON event per line")
 	c.Flags().BoolVar(&yes, "yes", false, "apply even though the spec changed since the last apply")
-	c.Flags().BoolVar(&allowLockout, "allow-lockout", false, "set a firewall.allow that does not admit this machine's address (another machine or a VPN reaches the nodes)")
+	c.Flags().BoolVar(&allowLockout, "allow-lockout", false, "set a firewall.allow that does not (or, with the address unknown, might not) admit this machine's address (another machine or a VPN reaches the nodes)")
+	operatorAddressFlag(c, &operator)
 	c.Flags().DurationVar(&nodeTimeout, "node-timeout", 0, "how long to wait for a node's Talos or Kubernetes API before failing with the reason (default 15m)")
 	return c
 }

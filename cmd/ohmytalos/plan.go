@@ -14,6 +14,7 @@ import (
 
 func newPlanCmd(g *globals) *cobra.Command {
 	var asJSON, offline bool
+	var operator string
 	c := &cobra.Command{
 		Use:   "plan",
 		Short: "Show what apply would create, reuse or change, step by step, and what it costs",
@@ -28,18 +29,23 @@ asks no Hetzner API: it plans from the spec and the state alone, with the
 offline price list, and says so in each step's notes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkOperatorAddress(operator); err != nil {
+				return err
+			}
 			return g.withRuntime(cmd.Context(), "", func(s *spec.Spec, rt *runtime) error {
 				if offline {
 					rt.deps.Offline = true
 				} else if err := planEndpoint(rt.deps.HCloudEndpoint); err != nil {
 					return err
 				}
+				rt.deps.OperatorAddresses = operator
 				return printPlan(cmd, g, s, rt, asJSON)
 			})
 		},
 	}
 	c.Flags().BoolVar(&asJSON, "json", false, "print the plans as JSON")
 	c.Flags().BoolVar(&offline, "offline", false, "ask no Hetzner API: plan from the spec and the state alone (a refused HCLOUD_ENDPOINT is then no error)")
+	operatorAddressFlag(c, &operator)
 	return c
 }
 

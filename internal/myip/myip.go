@@ -5,7 +5,6 @@ package myip
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -131,12 +130,31 @@ func Detect(ctx context.Context, client *http.Client, urls []string) (Addresses,
 		}
 	}
 	if !out.IPv4.IsValid() && !out.IPv6.IsValid() {
-		return out, fmt.Errorf("detect your public address (the firewall admits only you to the Talos and Kubernetes APIs): %w; "+
-			"set firewall.allow to the ranges that may reach them (e.g. [\"203.0.113.7/32\"]), or point %s or $%s at another IP-echo service",
-			errors.Join(errs...), SpecKey, URLEnv)
+		return out, &DetectError{Causes: errs}
 	}
 	return out, nil
 }
+
+// DetectError is Detect's error when no echo service told an address:
+// Causes holds each URL's failure.
+type DetectError struct{ Causes []error }
+
+// Cause is what failed, without the advice: each URL and why.
+func (e *DetectError) Cause() string {
+	out := make([]string, len(e.Causes))
+	for i, c := range e.Causes {
+		out[i] = c.Error()
+	}
+	return strings.Join(out, "; ")
+}
+
+func (e *DetectError) Error() string {
+	return fmt.Sprintf("detect your public address (the firewall admits only you to the Talos and Kubernetes APIs): %s; "+
+		"name your address with %s (or %s), set firewall.allow to the ranges that may reach them (e.g. [\"203.0.113.7/32\"]), or point %s or $%s at another IP-echo service",
+		e.Cause(), OperatorFlag, OperatorKey, SpecKey, URLEnv)
+}
+
+func (e *DetectError) Unwrap() []error { return e.Causes }
 
 // ask GETs one echo URL and parses the body as an address.
 func ask(ctx context.Context, client *http.Client, url string) (netip.Addr, error) {

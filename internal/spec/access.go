@@ -5,10 +5,12 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/ohmytalos/ohmytalos/internal/myip"
 	"github.com/ohmytalos/ohmytalos/internal/safeurl"
 )
 
-// validateAccess checks endpoint.access and firewall.ipEchoURL.
+// validateAccess checks endpoint.access, firewall.ipEchoURL and
+// firewall.operatorAddress.
 func (s *Spec) validateAccess(add func(field, reason, fix string)) {
 	switch s.Endpoint.Access {
 	case "":
@@ -38,6 +40,12 @@ func (s *Spec) validateAccess(add func(field, reason, fix string)) {
 		} else if u.Scheme == "http" && !safeurl.IsLoopbackHost(u.Hostname()) {
 			add("firewall.ipEchoURL", fmt.Sprintf("%q uses plain http to another machine: anyone on the way could answer and decide whom the firewall admits", raw),
 				`use https (e.g. "https://api.ipify.org"); plain http only to this machine (localhost)`)
+		}
+	}
+	if v := s.Firewall.OperatorAddress; v != "" {
+		if _, err := myip.ParseOperator(v); err != nil {
+			add(myip.OperatorKey, err.Error()+" (it names your public address, which firewall.allow must admit)",
+				`write your address or range, e.g. "203.0.113.7", "203.0.113.7, 2001:db8::7" or "198.51.100.0/24", or omit it to detect it`)
 		}
 	}
 }

@@ -33,6 +33,10 @@ func TestAccessProblems(t *testing.T) {
 		{"access with lb", "name: d\nendpoint: {mode: loadbalancer, access: public}\n", "endpoint.access", "only for endpoint.mode vip"},
 		{"echo url", "name: d\nfirewall: {ipEchoURL: 'ftp://x'}\n", "firewall.ipEchoURL", "not an http(s) URL"},
 		{"echo url in clear", "name: d\nfirewall: {ipEchoURL: 'http://ifconfig.example/ip'}\n", "firewall.ipEchoURL", "plain http to another machine"},
+		{"operator address", "name: d\nfirewall: {operatorAddress: 'my-laptop'}\n", "firewall.operatorAddress", `"my-laptop" is not an IP address or CIDR`},
+		{"operator address bad entry", "name: d\nfirewall: {operatorAddress: '203.0.113.7, 2001:db8::/129'}\n", "firewall.operatorAddress", `"2001:db8::/129" is not an IP address or CIDR`},
+		{"operator address unspecified", "name: d\nfirewall: {operatorAddress: '0.0.0.0'}\n", "firewall.operatorAddress", "not a host address"},
+		{"operator address empty list", "name: d\nfirewall: {operatorAddress: ' , '}\n", "firewall.operatorAddress", "names no address"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -45,7 +49,7 @@ func TestAccessProblems(t *testing.T) {
 			t.Errorf("no %s problem with %q in %v", c.field, c.reason, ps)
 		})
 	}
-	ok := "name: d\nendpoint: {access: tailscale}\nsecrets: {tailscaleAuthKey: {provider: env, ref: TS_KEY}}\nfirewall: {ipEchoURL: 'http://127.0.0.1:1/ip, https://api6.ipify.org'}\n"
+	ok := "name: d\nendpoint: {access: tailscale}\nsecrets: {tailscaleAuthKey: {provider: env, ref: TS_KEY}}\nfirewall: {ipEchoURL: 'http://127.0.0.1:1/ip, https://api6.ipify.org', operatorAddress: '203.0.113.7, 2001:db8::/64'}\n"
 	if _, err := Parse([]byte(ok)); err != nil {
 		t.Errorf("valid tailscale spec: %v", err)
 	}

@@ -126,6 +126,10 @@ type Firewall struct {
 	// IPEchoURL overrides the IP-echo services used to detect the
 	// operator's address (comma-separated URLs).
 	IPEchoURL string `yaml:"ipEchoURL,omitempty"`
+	// OperatorAddress names the operator's public address instead of
+	// detecting it (comma-separated IPs or CIDRs); apply's
+	// --operator-address wins over it.
+	OperatorAddress string `yaml:"operatorAddress,omitempty"`
 }
 
 // PublicNetwork says which public addresses servers get.
