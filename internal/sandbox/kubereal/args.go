@@ -115,6 +115,14 @@ func (c *Config) controllerManagerArgs(pki map[string]string, p ports) []string 
 		"--service-account-private-key-file=" + pki["service-account.key"],
 		"--profiling=false",
 		"--tls-min-version=VersionTLS13",
+		// Not Talos': kube-controller-manager's client defaults to 20
+		// requests a second, 30 at once (k8s.io/kubernetes v1.36.3
+		// pkg/controller/apis/config/v1alpha1/defaults.go), and its start
+		// sends about 130 (a ServiceAccount and a token for each
+		// controller, with --use-service-account-credentials): ~5 s in
+		// which no controller runs, on every sandbox cluster. A client's
+		// pace changes nothing the API server accepts or refuses.
+		"--kube-api-qps=200", "--kube-api-burst=300",
 	}
 
 	if len(c.PodCIDRs) > 0 {
