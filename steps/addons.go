@@ -158,6 +158,17 @@ func RenderAddons(ctx context.Context, d *Deps, env *engine.Env, redact bool) ([
 // Namespace, the metadata policy, talos-backup) is applied as typed
 // objects, the Secret and Namespace before the releases, the rest after.
 func (s *Addons) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) error {
+	// Every chart first, before anything is looked up or installed: one
+	// refused leaves the cluster untouched. The charts do not depend on
+	// the inputs, so the plan's serve to name them.
+	wanted, err := wantedReleases(env.Spec, planInputs(env))
+	if err != nil {
+		return err
+	}
+	fetched, err := s.d.fetchCharts(ctx, wanted, emit)
+	if err != nil {
+		return err
+	}
 	in, err := s.d.addonInputs(ctx, env)
 	if err != nil {
 		return err
@@ -190,7 +201,7 @@ func (s *Addons) Apply(ctx context.Context, env *engine.Env, emit engine.Emit) e
 	if err := s.applyTyped(wctx, c, before, desired, emit); err != nil {
 		return err
 	}
-	if err := s.ensureReleases(wctx, env, c, rc, rels, emit); err != nil {
+	if err := s.ensureReleases(wctx, env, c, rc, rels, fetched, emit); err != nil {
 		return err
 	}
 	if err := s.uninstallSwitchedOff(wctx, env, rc, emit); err != nil {

@@ -15,9 +15,10 @@ import (
 )
 
 // ensureReleases installs or upgrades every managed release in order,
-// adopting what an earlier ohmytalos applied as typed objects before a
-// first install, and leaves handed-over releases alone.
-func (s *Addons) ensureReleases(ctx context.Context, env *engine.Env, c *kube.Client, rc *releases.Client, rels []addonRelease, emit engine.Emit) error {
+// from its chart fetched beforehand (fetchCharts, by Key), adopting what
+// an earlier ohmytalos applied as typed objects before a first install,
+// and leaves handed-over releases alone.
+func (s *Addons) ensureReleases(ctx context.Context, env *engine.Env, c *kube.Client, rc *releases.Client, rels []addonRelease, fetched map[string]*charts.Chart, emit engine.Emit) error {
 	for _, r := range rels {
 		res := "addon/" + r.Addon
 		if !r.Managed {
@@ -25,9 +26,9 @@ func (s *Addons) ensureReleases(ctx context.Context, env *engine.Env, c *kube.Cl
 				Message: fmt.Sprintf("release %s in %s is handed over (addons.%s.managed: false): not installed, upgraded or uninstalled", r.Release.Name, r.Release.Namespace, r.Key)})
 			continue
 		}
-		ch, err := s.d.fetchChart(ctx, r, emit)
-		if err != nil {
-			return err
+		ch, ok := fetched[r.Key]
+		if !ok {
+			return fmt.Errorf("add-on %s: its chart was not fetched before the releases were installed", r.Addon)
 		}
 		cur, err := rc.Get(ctx, r.Release.Name, r.Release.Namespace)
 		if err != nil {

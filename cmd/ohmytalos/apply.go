@@ -86,6 +86,11 @@ func runApply(cmd *cobra.Command, s *spec.Spec, rt *runtime, opts engine.Options
 	if rl := (*cloud.RateLimitedError)(nil); errors.As(preErr, &rl) {
 		return fmt.Errorf("pre-flight: %w", preErr)
 	}
+	// Charts through a mirror outside the sandbox: each must be the
+	// pinned archive, checked before the first resource is created.
+	if fs := steps.MirroredChartFindings(cmd.Context(), rt.deps, rt.env); len(fs) > 0 {
+		return fs
+	}
 	preNote := ""
 	if preErr != nil {
 		preNote = preErr.Error()

@@ -85,7 +85,8 @@ func runInit(cmd *cobra.Command, g *globals) error {
 		Preflight: func(ctx context.Context, s *spec.Spec) (steps.Findings, error) {
 			env := *rt.env
 			env.Spec = s
-			return steps.Preflight(ctx, rt.deps, &env)
+			fs, err := steps.Preflight(ctx, rt.deps, &env)
+			return append(fs, steps.MirroredChartFindings(ctx, rt.deps, &env)...), err
 		},
 		OperatorAddress: func(ctx context.Context, s *spec.Spec) ([]string, string, error) {
 			return steps.OperatorSources(ctx, rt.deps, s)

@@ -62,7 +62,9 @@ func (g *globals) guardOutput(c *cobra.Command) {
 				if redactable(cmd, cmd.ErrOrStderr()) {
 					cmd.SetErr(g.secrets.Writer(cmd.ErrOrStderr()))
 				}
-				return g.redactErr(run(cmd, args))
+				err := run(cmd, args)
+				g.reportMirror(cmd.ErrOrStderr())
+				return g.redactErr(err)
 			}
 		}
 		for _, sub := range c.Commands() {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ohmytalos/ohmytalos/internal/charts"
 	"github.com/ohmytalos/ohmytalos/internal/privatefile"
 	"github.com/ohmytalos/ohmytalos/internal/secrets"
 	"github.com/ohmytalos/ohmytalos/internal/spec"
@@ -25,6 +26,9 @@ type globals struct {
 	// secrets is every secret value this run has seen, redacted from
 	// every command's error and output (see guardOutput).
 	secrets *secrets.Set
+	// mirrorUse tallies the charts this run fetched through a chart
+	// mirror, printed on stderr when the command ends (reportMirror).
+	mirrorUse *charts.MirrorUse
 }
 
 func newRootCmd() *cobra.Command {
@@ -35,7 +39,7 @@ func newRootCmd() *cobra.Command {
 // newRoot builds the command tree and returns the globals it shares, whose
 // secret set main redacts the final error with.
 func newRoot() (*cobra.Command, *globals) {
-	g := &globals{secrets: &secrets.Set{}}
+	g := &globals{secrets: &secrets.Set{}, mirrorUse: &charts.MirrorUse{}}
 	root := &cobra.Command{
 		Use:   "ohmytalos",
 		Short: "Talos Linux Kubernetes on Hetzner Cloud: encrypted, highly available, resumable",

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -105,20 +106,22 @@ func (g *globals) deps(ctx context.Context, log *slog.Logger) (*steps.Deps, *san
 		Sandbox: cloud.IsSandbox(ctx, cloud.Endpoint("")),
 	}
 	// `ohmytalos sandbox serve` prints the mirror of its stand-in charts
-	// (OHMYTALOS_CHART_MIRROR): a mirror's charts are verified against
-	// its own index, not the pinned digests (charts.Source.Mirror). So a
-	// mirror is honoured only on this machine (a loopback address, as
-	// sandbox serve's is), never a remote one that could serve any chart.
+	// (OHMYTALOS_CHART_MIRROR), which are checked against the mirror's own
+	// index only when the Hetzner API is the sandbox's (d.Sandbox);
+	// otherwise a mirror's charts must be the pinned archives, and one
+	// ohmytalos pins no digest for is checked against the mirror's index
+	// (charts.Source.Mirror). So a mirror is honoured only on this machine
+	// (a loopback address, as sandbox serve's is), never a remote one.
+	// The run names the mirror on stderr when it ends (reportMirror).
 	if m := os.Getenv(chartMirrorEnv); m != "" && !g.sandbox {
 		u, err := url.Parse(m)
 		if err != nil || !safeurl.IsLoopbackHost(u.Hostname()) {
-			return nil, nil, nil, fmt.Errorf("%s=%s: a chart mirror must be on this machine (a loopback address, as \"ohmytalos sandbox serve\" prints): its charts are not checked against the digests ohmytalos pins; unset %s to fetch the charts from their upstream repositories", chartMirrorEnv, m, chartMirrorEnv)
+			return nil, nil, nil, fmt.Errorf("%s=%s: a chart mirror must be on this machine (a loopback address, as \"ohmytalos sandbox serve\" prints): the sandbox's stand-in charts, and charts ohmytalos pins no digest for, are checked only against the mirror's own index; unset %s to fetch the charts from their upstream repositories", chartMirrorEnv, m, chartMirrorEnv)
 		}
-		if !d.Sandbox {
-			log.Warn("charts come from a local mirror, not checked against the pinned digests", "mirror", m)
-		}
+		log.Info("charts come through a local mirror", "mirror", u.Redacted(), "sandbox", d.Sandbox)
 		cs.ChartMirror = m
 	}
+	cs.ChartMirrorUse = g.mirrorUse
 	if p, err := strconv.Atoi(os.Getenv("OHMYTALOS_RESCUE_SSH_PORT")); err == nil {
 		d.SSHPort = p
 	}
@@ -130,6 +133,7 @@ func (g *globals) deps(ctx context.Context, log *slog.Logger) (*steps.Deps, *san
 		return nil, nil, nil, err
 	}
 	d = steps.SandboxDeps(sandboxEndpoints(sb), log, version)
+	d.ChartMirrorUse = g.mirrorUse
 	return d, sb, func() { sb.Close() }, nil
 }
 
@@ -173,6 +177,21 @@ func (g *globals) withRuntime(ctx context.Context, lock string, fn func(s *spec.
 
 // chartMirrorEnv is sandbox.ChartMirrorEnv.
 const chartMirrorEnv = sandbox.ChartMirrorEnv
+
+// reportMirror prints, when the command fetched charts through a chart
+// mirror, one line naming the mirror and how many (then a warning per
+// chart ohmytalos pins no digest for) on w, the command's stderr: a
+// mirror is never used silently, whatever --log-file says.
+func (g *globals) reportMirror(w io.Writer) {
+	line, warnings := g.mirrorUse.Summary()
+	if line == "" {
+		return
+	}
+	fmt.Fprintln(w, line)
+	for _, s := range warnings {
+		fmt.Fprintln(w, s)
+	}
+}
 
 // sandboxEndpoints hands the in-process sandbox's addresses and token to
 // the steps as plain values: cmd wires the sandbox, steps never import it.

@@ -129,8 +129,9 @@ func chartNamed(name string) (Chart, error) {
 // pin, at the chart version of addons.KEY.version (spec.ChartVersion),
 // with addons.KEY.chart's fields over it. The digest is the pinned one
 // of that chart version, "" (not pinned) for a version ohmytalos does not
-// know, and the operator's when chart.digest is set. A chart.path is
-// resolved against the spec file's folder.
+// know or a chart.path (the operator's own chart, maybe patched), and the
+// operator's when chart.digest is set. A chart.path is resolved against
+// the spec file's folder.
 func ChartRef(sp *spec.Spec, name string) (charts.Ref, error) {
 	c, err := chartNamed(name)
 	if err != nil {
@@ -156,9 +157,9 @@ func ChartRef(sp *spec.Spec, name string) (charts.Ref, error) {
 }
 
 // overlay sets o's non-empty fields over r. A different chart version
-// or name drops the pinned digest unless o carries its own.
+// or name, or a path, drops the pinned digest unless o carries its own.
 func overlay(r, o charts.Ref) charts.Ref {
-	if (o.Version != "" && o.Version != r.Version) || (o.Name != "" && o.Name != r.Name) {
+	if (o.Version != "" && o.Version != r.Version) || (o.Name != "" && o.Name != r.Name) || o.Path != "" {
 		r.Digest = ""
 	}
 	for _, f := range []struct {

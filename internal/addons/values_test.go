@@ -281,6 +281,11 @@ func TestChartRef(t *testing.T) {
 		{"the operator's digest wins", "longhorn", func(s *spec.Spec) {
 			s.Addons.Longhorn.Chart = &charts.Ref{Version: "1.10.2", Digest: "sha256:" + strings.Repeat("0", 64)}
 		}, charts.Ref{Repository: "https://charts.longhorn.io", Name: "longhorn", Version: "1.10.2", Digest: "sha256:" + strings.Repeat("0", 64)}},
+		{"a path drops it: the operator's own chart", "cilium", func(s *spec.Spec) { s.Addons.Cilium.Chart = &charts.Ref{Path: "/charts/cilium"} },
+			charts.Ref{Repository: "https://helm.cilium.io/", Name: "cilium", Version: "1.19.6", Path: "/charts/cilium"}},
+		{"a path keeps the operator's digest", "cilium", func(s *spec.Spec) {
+			s.Addons.Cilium.Chart = &charts.Ref{Path: "/charts/cilium.tgz", Digest: "sha256:" + strings.Repeat("1", 64)}
+		}, charts.Ref{Repository: "https://helm.cilium.io/", Name: "cilium", Version: "1.19.6", Path: "/charts/cilium.tgz", Digest: "sha256:" + strings.Repeat("1", 64)}},
 		{"the ingress pin", "ingress", nil, pinned("ingress")},
 	}
 	for _, c := range cases {

@@ -8,7 +8,9 @@ import (
 )
 
 // The cache holds archives by content: DIR/sha256/<hex>.tgz, mode 0600 in
-// 0700 directories. An entry is written to a temporary file and renamed
+// 0700 directories; those fetched through a chart mirror apart, in
+// DIR/mirror/sha256/<hex>.tgz, so a mirror's archive never stands in for
+// an upstream fetch. An entry is written to a temporary file and renamed
 // into place, so concurrent fetches of the same chart (two runs, or two
 // goroutines) each see either no entry or a whole one; both write the
 // same bytes. Every read is hashed again: a corrupt entry is removed and
@@ -70,14 +72,18 @@ func writeCache(dir, digest string, data []byte) error {
 }
 
 // fromCache parses r's pinned digest ("" when unpinned) and opens the
-// cache folder; c is the cached chart when r is pinned, lookup is true
-// and the cache holds that archive, nil otherwise.
-func (s *Source) fromCache(r Ref, lookup bool) (pinned, cache string, c *Chart, err error) {
+// cache folder (the mirror's when mirror); c is the cached chart when r
+// is pinned, lookup is true and the cache holds that archive, nil
+// otherwise.
+func (s *Source) fromCache(r Ref, lookup, mirror bool) (pinned, cache string, c *Chart, err error) {
 	if pinned, err = parseDigest(r.Digest); err != nil {
 		return "", "", nil, err
 	}
 	if cache, err = s.cacheDir(); err != nil {
 		return "", "", nil, err
+	}
+	if mirror {
+		cache = filepath.Join(cache, "mirror")
 	}
 	if pinned != "" && lookup {
 		if data, ok := s.cached(cache, pinned); ok {

@@ -16,7 +16,7 @@ import (
 // chart layer's digest is sha256 of the .tgz, as an HTTP index's digest
 // is, so a pinned Ref.Digest means the same archive either way.
 func (s *Source) fetchOCI(ctx context.Context, r Ref) (*Chart, error) {
-	pinned, cache, c, err := s.fromCache(r, true)
+	pinned, cache, c, err := s.fromCache(r, true, false)
 	if err != nil || c != nil {
 		return c, err
 	}

@@ -24,46 +24,70 @@ const (
 	maxArchive = 64 << 20
 )
 
-// fetchHTTP fetches r from its Helm HTTP repository, or from the cache.
-func (s *Source) fetchHTTP(ctx context.Context, r Ref) (*Chart, error) {
-	// A pinned chart already in the cache needs no network at all (a
-	// mirror's chart is fetched from it each time).
-	pinned, cache, c, err := s.fromCache(r, s.Mirror == "")
-	if err != nil || c != nil {
-		return c, err
+// fetchHTTP fetches r from its Helm HTTP repository (or the mirror of
+// it), or from the cache; a fetch through the mirror is tallied in Use.
+func (s *Source) fetchHTTP(ctx context.Context, addon string, r Ref) (*Chart, error) {
+	base := s.mirrored(r.Repository)
+	via := s.throughMirror(base)
+
+	c, warning, err := s.fetchHTTPFrom(ctx, addon, r, base, via)
+	if via {
+		s.Use.record(s, r, err, warning)
 	}
 
-	base := s.mirrored(r.Repository)
+	return c, err
+}
+
+// fetchHTTPFrom is fetchHTTP from base; warning is set for a chart
+// fetched through the mirror that has no pinned digest.
+func (s *Source) fetchHTTPFrom(ctx context.Context, addon string, r Ref, base string, via bool) (*Chart, string, error) {
+	// A pinned chart already in the cache needs no network at all (a
+	// mirror's chart is asked of the mirror each time).
+	pinned, cache, c, err := s.fromCache(r, !via, via)
+	if err != nil || c != nil {
+		return c, "", err
+	}
 
 	cv, err := s.lookup(ctx, base, r)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 
-	want, err := indexDigest(cv, pinned, s.Mirror != "")
+	want, err := s.indexDigest(cv, pinned, via)
 	if err != nil {
-		return nil, err
+		return nil, "", err
+	}
+
+	warning := ""
+	if via && !s.StandIns && pinned == "" {
+		warning = s.unpinnedWarning(addon, r)
 	}
 
 	if data, ok := s.cached(cache, want); ok {
-		return load(r, want, data)
+		c, err := load(r, want, data)
+		return c, warning, err
 	}
 
-	data, err := s.download(ctx, base, cv, want)
+	data, err := s.download(ctx, base, cv, want, via && !s.StandIns && pinned != "")
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 
 	if err := writeCache(cache, want, data); err != nil {
-		return nil, err
+		return nil, "", err
 	}
 
-	return load(r, want, data)
+	c, err = load(r, want, data)
+
+	return c, warning, err
 }
 
-// indexDigest is the digest the archive must have: the index's, which a
-// pinned digest must equal (unless the repository is the mirror).
-func indexDigest(cv *repo.ChartVersion, pinned string, mirror bool) (string, error) {
+// indexDigest is the digest the archive must have. From a repository:
+// the index's, which a pinned digest must equal. Through the mirror: the
+// pinned one, which the mirror's index must not contradict; the mirror
+// index's only for a chart with no pinned digest, or for the sandbox's
+// stand-ins (StandIns), whose digests are not upstream's.
+func (s *Source) indexDigest(cv *repo.ChartVersion, pinned string, via bool) (string, error) {
 	listed := ""
 	if cv.Digest != "" {
 		var err error
@@ -73,9 +97,18 @@ func indexDigest(cv *repo.ChartVersion, pinned string, mirror bool) (string, err
 	}
 
 	switch {
-	case mirror && listed == "":
-		return "", &reason{what: "the mirror's index lists no digest for the chart", fix: "regenerate the mirror's index.yaml with `helm repo index`"}
-	case mirror:
+	case via && (s.StandIns || pinned == "") && listed == "":
+		return "", &reason{what: "the chart mirror's index lists no digest for the chart", fix: "regenerate the mirror's index.yaml with `helm repo index`"}
+	case via && s.StandIns:
+		return listed, nil
+	case via && pinned != "" && listed != "" && listed != pinned:
+		return "", &reason{
+			what: fmt.Sprintf("digest mismatch: the chart mirror %s lists %s, pinned %s", redactURL(s.Mirror), listed, pinned),
+			fix:  mirrorFix,
+		}
+	case via && pinned != "":
+		return pinned, nil
+	case via:
 		return listed, nil
 	case pinned != "" && listed != "" && listed != pinned:
 		return "", &reason{
@@ -89,6 +122,22 @@ func indexDigest(cv *repo.ChartVersion, pinned string, mirror bool) (string, err
 	}
 
 	return "", &reason{what: "the repository's index lists no digest, so the archive cannot be verified", fix: "pin CHART.digest (sha256:<hex> of the .tgz)"}
+}
+
+// mirrorFix is the fix for a mirror that serves another archive than the
+// pinned one.
+const mirrorFix = "a chart mirror must serve the upstream archive itself: refresh the mirror's copy of the chart and its index.yaml, or unset OHMYTALOS_CHART_MIRROR to fetch the chart from its repository"
+
+// unpinnedWarning is the warning for r, fetched through the mirror with no
+// pinned digest, for add-on addon (its spec key).
+func (s *Source) unpinnedWarning(addon string, r Ref) string {
+	field := "the chart's digest"
+	if addon != "" {
+		field = "addons." + addon + ".chart.digest"
+	}
+
+	return fmt.Sprintf("warning: no pinned digest for %s: fetched through the chart mirror %s and checked only against the mirror's own index; set %s to the upstream archive's sha256 to pin it",
+		describe(r), redactURL(s.Mirror), field)
 }
 
 // mirrored rewrites an http(s) repository URL under Source.Mirror.
@@ -144,8 +193,9 @@ func (s *Source) lookup(ctx context.Context, base string, r Ref) (*repo.ChartVer
 	}
 }
 
-// download fetches cv's archive and verifies it against want.
-func (s *Source) download(ctx context.Context, base string, cv *repo.ChartVersion, want string) ([]byte, error) {
+// download fetches cv's archive and verifies it against want: the pinned
+// digest of a chart fetched through the mirror when pinnedMirror.
+func (s *Source) download(ctx context.Context, base string, cv *repo.ChartVersion, want string, pinnedMirror bool) ([]byte, error) {
 	if len(cv.URLs) == 0 {
 		return nil, &reason{what: "the repository's index lists no URL for the chart", fix: "check the repository, or set CHART.path"}
 	}
@@ -166,14 +216,21 @@ func (s *Source) download(ctx context.Context, base string, cv *repo.ChartVersio
 		}
 	}
 
-	if got := digestOf(data); got != want {
+	got := digestOf(data)
+	switch {
+	case got == want:
+		return data, nil
+	case pinnedMirror:
 		return nil, &reason{
-			what: fmt.Sprintf("digest mismatch: the archive from %s is %s, the index lists %s", u, got, want),
-			fix:  "the repository or a proxy serves a different archive than its index lists; retry later, or set CHART.path to a verified copy",
+			what: fmt.Sprintf("digest mismatch: the chart mirror %s serves %s (%s), pinned %s", redactURL(s.Mirror), got, redactURL(u), want),
+			fix:  mirrorFix,
 		}
 	}
 
-	return data, nil
+	return nil, &reason{
+		what: fmt.Sprintf("digest mismatch: the archive from %s is %s, the index lists %s", u, got, want),
+		fix:  "the repository or a proxy serves a different archive than its index lists; retry later, or set CHART.path to a verified copy",
+	}
 }
 
 // archiveURL resolves an index's archive URL against the repository, as

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -15,18 +16,29 @@ import (
 
 // Source fetches charts: from a Helm HTTP repository (its index.yaml and
 // archives), an OCI registry, or a local path, and caches archives by
-// digest.
+// digest. A digest set in a Ref (pinned) is checked wherever the chart
+// comes from: the repository, its mirror, a registry or a local .tgz.
 type Source struct {
 	// CacheDir holds the archives by digest; "" is
 	// os.UserCacheDir()/ohmytalos/charts.
 	CacheDir string
 	// HTTP fetches indexes and archives; nil is a client with timeouts.
 	HTTP *http.Client
-	// Mirror, when set (the sandbox: OHMYTALOS_CHART_MIRROR), rewrites
-	// every https://HOST/PATH repository to Mirror+"/HOST/PATH", and its
-	// charts are stand-ins: the archive is verified against the mirror
-	// index's digest, the pinned Ref.Digest is not compared.
+	// Mirror, when set (OHMYTALOS_CHART_MIRROR), rewrites every
+	// https://HOST/PATH repository to Mirror+"/HOST/PATH". A mirror is
+	// only another place to fetch the same archives from: an archive
+	// fetched through it must have the pinned Ref.Digest (refused
+	// otherwise, naming the mirror and both digests); a chart with no
+	// pinned digest is checked against the mirror's index and reported
+	// (Use). Its archives are cached apart, under CacheDir/mirror.
 	Mirror string
+	// StandIns says the mirror serves the sandbox's stand-in charts (set
+	// only when the Hetzner API is the sandbox's): their digests are not
+	// upstream's, so the mirror index's digest is enforced in place of
+	// the pinned one.
+	StandIns bool
+	// Use, when set, tallies the charts fetched through Mirror.
+	Use *MirrorUse
 	// Progress, when set, receives one line per download.
 	Progress func(string)
 }
@@ -53,7 +65,7 @@ func (s *Source) Fetch(ctx context.Context, r Ref) (*Chart, error) {
 // FetchFor is Fetch for the add-on addon (its spec key, e.g. "cilium"):
 // errors point at addons.ADDON.chart.
 func (s *Source) FetchFor(ctx context.Context, addon string, r Ref) (*Chart, error) {
-	c, err := s.fetch(ctx, r)
+	c, err := s.fetch(ctx, addon, r)
 	if err != nil {
 		return nil, &FetchError{Addon: addon, Ref: r, Err: err}
 	}
@@ -61,7 +73,7 @@ func (s *Source) FetchFor(ctx context.Context, addon string, r Ref) (*Chart, err
 	return c, nil
 }
 
-func (s *Source) fetch(ctx context.Context, r Ref) (*Chart, error) {
+func (s *Source) fetch(ctx context.Context, addon string, r Ref) (*Chart, error) {
 	switch {
 	case r.Path != "":
 		return loadLocal(r)
@@ -77,7 +89,7 @@ func (s *Source) fetch(ctx context.Context, r Ref) (*Chart, error) {
 		return nil, &reason{what: "chart name or version is empty", fix: "set CHART.name and CHART.version as the repository's index.yaml lists them"}
 	}
 
-	return s.fetchHTTP(ctx, r)
+	return s.fetchHTTP(ctx, addon, r)
 }
 
 // cacheDir is the cache's root, created private.
@@ -132,7 +144,7 @@ func (e *FetchError) Error() string {
 
 	var r *reason
 	if errors.As(e.Err, &r) {
-		return who + ": " + r.what + ": " + strings.ReplaceAll(r.fix, "CHART", field)
+		return who + ": " + r.what + ": " + chartWord.ReplaceAllLiteralString(r.fix, field)
 	}
 
 	return who + ": " + e.Err.Error()
@@ -158,6 +170,9 @@ func describe(r Ref) string {
 
 	return s
 }
+
+// chartWord is "CHART" as a word (not OHMYTALOS_CHART_MIRROR's).
+var chartWord = regexp.MustCompile(`\bCHART\b`)
 
 // reason is a failure with its fix; "CHART" in fix is replaced by the
 // add-on's chart field.

@@ -163,12 +163,13 @@ func TestFetchConcurrentSameChart(t *testing.T) {
 	}
 }
 
-func TestFetchMirror(t *testing.T) {
+func TestFetchMirrorStandIns(t *testing.T) {
 	// The mirror serves https://charts.example.test/sub under its
 	// /charts.example.test/sub, with absolute archive URLs to the
-	// upstream host (rewritten to the mirror too).
+	// upstream host (rewritten to the mirror too). It is the sandbox's,
+	// serving stand-ins.
 	repo := newTestRepo(t, "/charts.example.test/sub", "https://charts.example.test/sub", "1.0.0")
-	s := &Source{CacheDir: t.TempDir(), Mirror: repo.srv.URL + "/"}
+	s := &Source{CacheDir: t.TempDir(), Mirror: repo.srv.URL + "/", StandIns: true}
 
 	// The stand-in's digest is not the pinned upstream one: accepted.
 	upstream := "sha256:" + strings.Repeat("cd", 32)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/hetznercloud/hcloud-go/v2/hcloud"
 
+	"github.com/ohmytalos/ohmytalos/internal/charts"
 	"github.com/ohmytalos/ohmytalos/internal/cloud"
 	"github.com/ohmytalos/ohmytalos/internal/myip"
 	"github.com/ohmytalos/ohmytalos/internal/secrets"
@@ -50,9 +51,12 @@ type Set struct {
 	// public default, see internal/myip).
 	IPEchoURL string
 	// ChartMirror, when set, serves every upstream chart repository
-	// https://HOST/PATH under ChartMirror+"/HOST/PATH" with stand-in charts
-	// (the sandbox's; $OHMYTALOS_CHART_MIRROR): charts.Source.Mirror.
+	// https://HOST/PATH under ChartMirror+"/HOST/PATH" (the sandbox's
+	// stand-in charts, or $OHMYTALOS_CHART_MIRROR): charts.Source.Mirror.
 	ChartMirror string
+	// ChartMirrorUse, when set, tallies the charts fetched through
+	// ChartMirror (cmd prints it when the run ends).
+	ChartMirrorUse *charts.MirrorUse
 	// ChartCache is the chart cache folder ("" = the user's cache
 	// directory, ohmytalos/charts).
 	ChartCache string

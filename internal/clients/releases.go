@@ -15,7 +15,9 @@ func (c *Set) Releases(_ context.Context, env *engine.Env) (*releases.Client, er
 }
 
 // Charts is the chart source: the user's chart cache, the chart mirror
-// when one is set, progress to progress (nil: none).
-func (c *Set) Charts(progress func(string)) *charts.Source {
-	return &charts.Source{CacheDir: c.ChartCache, Mirror: c.ChartMirror, Progress: progress}
+// when one is set (its charts the sandbox's stand-ins when standIns,
+// checked against the pinned digests otherwise), progress to progress
+// (nil: none).
+func (c *Set) Charts(standIns bool, progress func(string)) *charts.Source {
+	return &charts.Source{CacheDir: c.ChartCache, Mirror: c.ChartMirror, StandIns: standIns, Use: c.ChartMirrorUse, Progress: progress}
 }

@@ -246,6 +246,9 @@ func (s *Spec) LoadChartPaths(dir string) Problems {
 		case !st.IsDir() && !strings.HasSuffix(path, ".tgz") && !strings.HasSuffix(path, ".tar.gz"):
 			ps = append(ps, Problem{Field: c.field, Reason: fmt.Sprintf("%s is neither a directory nor a .tgz archive", c.ref.Path),
 				Fix: "point at the chart's directory (holding Chart.yaml) or at its archive (helm package / helm pull)"})
+		case st.IsDir() && c.ref.Digest != "":
+			ps = append(ps, Problem{Field: strings.TrimSuffix(c.field, ".path") + ".digest", Reason: fmt.Sprintf("%s is a chart directory, which has no archive digest to check", c.ref.Path),
+				Fix: "point path at the chart's .tgz (helm package / helm pull), or drop digest"})
 		}
 	}
 	return ps

@@ -183,3 +183,34 @@ func TestChartPathsRelativeToSpec(t *testing.T) {
 		}
 	}
 }
+
+// TestChartDigestOfADirectoryRefused: a digest is checked wherever the
+// chart comes from; a chart directory has none, so a digest with one is
+// refused when the spec loads (a .tgz with one is checked when fetched).
+func TestChartDigestOfADirectoryRefused(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "charts", "mine"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "charts", "mine-1.0.0.tgz"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "cluster.yaml")
+	d := "sha256:" + strings.Repeat("a", 64)
+	doc := "name: demo\naddons:\n  extra:\n    - {name: mine, chart: {path: charts/mine, digest: \"" + d + "\"}}\n" +
+		"    - {name: packed, chart: {path: charts/mine-1.0.0.tgz, digest: \"" + d + "\"}}\n"
+	if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err := Load(p)
+	var ps Problems
+	if !errors.As(err, &ps) || !ps.Has("addons.extra[0].chart.digest") {
+		t.Fatalf("want a problem for addons.extra[0].chart.digest, got %v", err)
+	}
+	if ps.Has("addons.extra[1].chart.digest") || len(ps) != 1 {
+		t.Errorf("a .tgz with a digest is checked when fetched, not refused: %v", ps)
+	}
+	if !strings.Contains(ps.Error(), "drop digest") {
+		t.Errorf("no fix: %v", ps)
+	}
+}
