@@ -2,6 +2,7 @@ package kubereal
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/netip"
@@ -17,8 +18,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/strategicpatch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+	clientretry "k8s.io/client-go/util/retry"
 )
 
 // KubeletConfig is one simulated kubelet: what it registers.
@@ -241,18 +244,24 @@ func (k *Kubelet) register(ctx context.Context) error {
 // labelAsTalos sets the labels a kubelet may not, as Talos' node labels
 // controller does with its own credentials.
 func (k *Kubelet) labelAsTalos(ctx context.Context, labels map[string]string) error {
-	n, err := k.admin.CoreV1().Nodes().Get(ctx, k.cfg.Name, metav1.GetOptions{})
+	// Read again on a conflict: the controllers change a new Node too.
+	err := clientretry.RetryOnConflict(clientretry.DefaultRetry, func() error {
+		n, err := k.admin.CoreV1().Nodes().Get(ctx, k.cfg.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+
+		if n.Labels == nil {
+			n.Labels = map[string]string{}
+		}
+
+		maps.Copy(n.Labels, labels)
+
+		_, err = k.admin.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{})
+
+		return err
+	})
 	if err != nil {
-		return fmt.Errorf("label node %s: %w", k.cfg.Name, err)
-	}
-
-	if n.Labels == nil {
-		n.Labels = map[string]string{}
-	}
-
-	maps.Copy(n.Labels, labels)
-
-	if _, err := k.admin.CoreV1().Nodes().Update(ctx, n, metav1.UpdateOptions{}); err != nil {
 		return fmt.Errorf("label node %s: %w", k.cfg.Name, err)
 	}
 
@@ -301,11 +310,18 @@ func (k *Kubelet) ready() bool {
 	return false
 }
 
+// postStatus patches the node's status as the real kubelet does
+// (k8s.io/component-helpers node/util PatchNodeStatus: a two-way strategic
+// merge patch of the status, with no resourceVersion), so it never
+// conflicts with the controllers that change the Node meanwhile (its pod
+// CIDR, its taints, Talos' labels).
 func (k *Kubelet) postStatus(ctx context.Context, network bool) error {
-	n, err := k.client.CoreV1().Nodes().Get(ctx, k.cfg.Name, metav1.GetOptions{})
+	old, err := k.client.CoreV1().Nodes().Get(ctx, k.cfg.Name, metav1.GetOptions{})
 	if err != nil {
 		return err
 	}
+
+	n := old.DeepCopy()
 
 	capacity := corev1.ResourceList{
 		corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi"),
@@ -347,7 +363,22 @@ func (k *Kubelet) postStatus(ctx context.Context, network bool) error {
 	// NetworkUnavailable) stay.
 	n.Status.Conditions = append(slices.DeleteFunc(n.Status.Conditions, func(c corev1.NodeCondition) bool { return c.Type == corev1.NodeReady }), ready)
 
-	if _, err := k.client.CoreV1().Nodes().UpdateStatus(ctx, n, metav1.UpdateOptions{}); err != nil {
+	oldJSON, err := json.Marshal(old)
+	if err != nil {
+		return err
+	}
+
+	newJSON, err := json.Marshal(n)
+	if err != nil {
+		return err
+	}
+
+	patch, err := strategicpatch.CreateTwoWayMergePatch(oldJSON, newJSON, corev1.Node{})
+	if err != nil {
+		return err
+	}
+
+	if _, err := k.client.CoreV1().Nodes().Patch(ctx, k.cfg.Name, types.StrategicMergePatchType, patch, metav1.PatchOptions{}, "status"); err != nil {
 		return err
 	}
 
