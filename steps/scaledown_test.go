@@ -308,12 +308,25 @@ func TestScaleDownControlPlanes(t *testing.T) {
 func deletedServerLeavesKubernetes(t *testing.T, w *world, hc *hcloud.Client) {
 	t.Helper()
 	ctx := context.Background()
-	sv, _, err := hc.Server.GetByName(ctx, "demo-worker-1")
+	// A worker the cloud controller does not run on: deleting the CCM's
+	// own server stops the CCM too (one replica), and nothing deletes the
+	// node until the CCM's pod is evicted and runs again elsewhere
+	// (tolerationSeconds 300), on Hetzner as here.
+	cs := w.kubeClient(t)
+	name := "demo-worker-1"
+	pods, err := cs.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=hcloud-cloud-controller-manager"})
+	if err != nil || len(pods.Items) == 0 {
+		t.Fatalf("the cloud controller's pod: %d (%v)", len(pods.Items), err)
+	}
+	if pods.Items[0].Spec.NodeName == name {
+		name = "demo-worker-2"
+	}
+	sv, _, err := hc.Server.GetByName(ctx, name)
 	if err != nil || sv == nil {
-		t.Fatalf("demo-worker-1: %v", err)
+		t.Fatalf("%s: %v", name, err)
 	}
 	if w.SB.Talos.Node(sv.ID) == nil {
-		t.Fatal("demo-worker-1 runs no Talos node before its deletion")
+		t.Fatalf("%s runs no Talos node before its deletion", name)
 	}
 	if _, _, err := hc.Server.DeleteWithResult(ctx, sv); err != nil {
 		t.Fatal(err)
@@ -324,7 +337,7 @@ func deletedServerLeavesKubernetes(t *testing.T, w *world, hc *hcloud.Client) {
 	// The CCM deletes only a node that is not Ready: the node lifecycle
 	// controller turns it Unknown after kube-controller-manager's
 	// --node-monitor-grace-period (50s by default since v1.32).
-	waitNoNodeWithin(t, w.kubeClient(t), "demo-worker-1", 4*time.Minute) // a bound: 50 s of grace, longer on a loaded machine
+	waitNoNodeWithin(t, cs, name, 4*time.Minute) // a bound: 50 s of grace, longer on a loaded machine
 }
 
 // powerOff stops a server as the console's power button would.
