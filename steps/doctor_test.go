@@ -93,7 +93,7 @@ func startDoctorClusterWith(t *testing.T, edit func(string) string, o sandbox.Op
 	}
 	t.Cleanup(func() { sb.Close() })
 	d := sandboxDeps(sb, log, "test")
-	d.PollInterval, d.NodeTimeout = 10*time.Millisecond, time.Minute // as newWorld: the real control plane readies add-ons in seconds, more on a busy machine
+	d.PollInterval, d.NodeTimeout = 10*time.Millisecond, testNodeTimeout // as newWorld
 	d.LBHealthPoll = testLBHealthPoll
 	d.ChartCache = filepath.Join(dir, "charts")
 	return &doctorCluster{sb: sb, deps: d, env: &engine.Env{Spec: sp, State: st, Log: log}, eng: engine.New(All(d)...)}

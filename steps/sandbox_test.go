@@ -29,10 +29,17 @@ func sandboxDeps(sb *sandbox.Sandbox, log *slog.Logger, version string) *Deps {
 // (sandbox.Options.HealthCheckScale 0), not every 15 s as Hetzner does.
 const testLBHealthPoll = 100 * time.Millisecond
 
+// testNodeTimeout bounds a test cluster's waits (--node-timeout): the real
+// control plane readies its add-ons in seconds, but go test -parallel 4
+// runs eight clusters at once on two cores, where one minute ran out.
+// No test waits it out on purpose: those that expect a timeout set their
+// own.
+const testNodeTimeout = 3 * time.Minute
+
 // deps wires fresh clients to the sandbox, as a new process would.
 func (w *world) deps() *Deps {
 	d := sandboxDeps(w.SB, nil, "test")
-	d.PollInterval, d.NodeTimeout = 10*time.Millisecond, time.Minute
+	d.PollInterval, d.NodeTimeout = 10*time.Millisecond, testNodeTimeout
 	d.LBHealthPoll = testLBHealthPoll
 	return d
 }

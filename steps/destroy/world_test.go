@@ -33,7 +33,7 @@ func (w *world) deps() *steps.Deps {
 		HCloudURL: w.SB.HCloudURL, FactoryURL: w.SB.FactoryURL, IPEchoURL: w.SB.IPEchoURL,
 		Token: w.SB.Token, RescueSSHPort: w.SB.RescueSSHPort, ChartsURL: w.SB.ChartsURL,
 	}, nil, "test")
-	d.PollInterval, d.NodeTimeout = 10*time.Millisecond, time.Minute
+	d.PollInterval, d.NodeTimeout = 10*time.Millisecond, 3*time.Minute // as steps' testNodeTimeout
 	// The sandbox checks load balancer targets at once
 	// (sandbox.Options.HealthCheckScale 0), not every 15 s.
 	d.LBHealthPoll = 100 * time.Millisecond
