@@ -161,7 +161,8 @@ func (b *Build) buildGroup(ctx context.Context, goBin, dir, moduleDir string, ps
 	if ps[0].module == "kube" {
 		ldflags += " " + versionLDFlags()
 	}
-	args := []string{"build", "-v", "-trimpath", "-ldflags", ldflags, "-o", out}
+	args := append([]string{"build", "-v", "-trimpath", "-ldflags", ldflags}, fastCompile()...)
+	args = append(args, "-o", out)
 
 	// Which programs each package is compiled for.
 	usedBy := map[string][]string{}
@@ -182,6 +183,7 @@ func (b *Build) buildGroup(ctx context.Context, goBin, dir, moduleDir string, ps
 	}
 
 	cmd := goCommand(ctx, goBin, moduleDir, args...)
+	cmd.Env = append(cmd.Env, compileGOGC()...)
 
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

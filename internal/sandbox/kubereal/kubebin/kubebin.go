@@ -105,10 +105,10 @@ type program struct {
 
 // programs, with the Binaries field each fills.
 var programs = []program{
-	{name: "etcd", module: "etcd", pkg: "go.etcd.io/etcd/server/v3", expected: 110 * time.Second},
-	{name: "kube-apiserver", module: "kube", pkg: "k8s.io/kubernetes/cmd/kube-apiserver", expected: 7 * time.Minute},
-	{name: "kube-controller-manager", module: "kube", pkg: "k8s.io/kubernetes/cmd/kube-controller-manager", expected: 7 * time.Minute},
-	{name: "kube-scheduler", module: "kube", pkg: "k8s.io/kubernetes/cmd/kube-scheduler", expected: 7 * time.Minute},
+	{name: "etcd", module: "etcd", pkg: "go.etcd.io/etcd/server/v3", expected: 105 * time.Second},
+	{name: "kube-apiserver", module: "kube", pkg: "k8s.io/kubernetes/cmd/kube-apiserver", expected: 332 * time.Second},
+	{name: "kube-controller-manager", module: "kube", pkg: "k8s.io/kubernetes/cmd/kube-controller-manager", expected: 332 * time.Second},
+	{name: "kube-scheduler", module: "kube", pkg: "k8s.io/kubernetes/cmd/kube-scheduler", expected: 332 * time.Second},
 }
 
 func (p program) version() string {

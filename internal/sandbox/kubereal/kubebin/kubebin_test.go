@@ -541,3 +541,15 @@ func TestWaitReporting(t *testing.T) {
 		t.Errorf("WaitReporting on a build that is over reported (%v) or passed (%v)", called, err)
 	}
 }
+
+// TestFastCompileKeepsTheUsersGOGC: the cold build's compile levers are
+// flags the go command takes, and GOGC=400 only where the user set none.
+func TestFastCompileKeepsTheUsersGOGC(t *testing.T) {
+	if got := strings.Join(fastCompile(), " "); !strings.Contains(got, "-gcflags=all=-dwarf=false") || !strings.Contains(got, "-p=") {
+		t.Errorf("fastCompile() = %q", got)
+	}
+	t.Setenv("GOGC", "150")
+	if got := compileGOGC(); got != nil {
+		t.Errorf("with the user's GOGC=150: %q, want nothing added", got)
+	}
+}
