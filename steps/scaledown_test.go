@@ -308,18 +308,17 @@ func TestScaleDownControlPlanes(t *testing.T) {
 func deletedServerLeavesKubernetes(t *testing.T, w *world, hc *hcloud.Client) {
 	t.Helper()
 	ctx := context.Background()
-	// A worker the cloud controller does not run on: deleting the CCM's
-	// own server stops the CCM too (one replica), and nothing deletes the
-	// node until the CCM's pod is evicted and runs again elsewhere
-	// (tolerationSeconds 300), on Hetzner as here.
+	// The cloud controller runs on a control plane: deleting its own
+	// server would stop it too (one replica), and nothing would delete the
+	// node until its pod was evicted and ran elsewhere, five minutes later.
 	cs := w.kubeClient(t)
 	name := "demo-worker-1"
 	pods, err := cs.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=hcloud-cloud-controller-manager"})
-	if err != nil || len(pods.Items) == 0 {
-		t.Fatalf("the cloud controller's pod: %d (%v)", len(pods.Items), err)
+	if err != nil || len(pods.Items) != 1 {
+		t.Fatalf("the cloud controller's pods: %d (%v), want 1", len(pods.Items), err)
 	}
-	if pods.Items[0].Spec.NodeName == name {
-		name = "demo-worker-2"
+	if on := pods.Items[0].Spec.NodeName; !strings.HasPrefix(on, "demo-cp-") {
+		t.Fatalf("the cloud controller runs on %q, want a control plane", on)
 	}
 	sv, _, err := hc.Server.GetByName(ctx, name)
 	if err != nil || sv == nil {

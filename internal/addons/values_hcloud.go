@@ -40,6 +40,9 @@ func HCloudCCMValues(sp *spec.Spec, _ Inputs) []charts.Value {
 		need("env.KUBERNETES_SERVICE_HOST", envValue(kubePrismHost), "KubePrism: the controller runs on the host network, before any CNI"),
 		need("env.KUBERNETES_SERVICE_PORT", envValue(kubePrismPort), "KubePrism's port on Talos"),
 		set("replicaCount", 1, "one controller; the chart turns leader election off for one replica"),
+		// The chart tolerates the control planes' taint; without a selector
+		// the scheduler may put the one replica on a worker.
+		set("nodeSelector", map[string]any{"node-role.kubernetes.io/control-plane": ""}, "on the control planes: on a worker, losing that worker leaves the cluster without its cloud controller, and that worker's Node is not deleted until the pod is evicted, five minutes later"),
 	}
 	if !nativeRouting(sp) {
 		// The chart sets --allocate-node-cidrs=true with networking; the

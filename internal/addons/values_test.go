@@ -125,6 +125,9 @@ func TestHCloudCCMValues(t *testing.T) {
 	wantValue(t, tunnel, "env.KUBERNETES_SERVICE_HOST", map[string]any{"value": "localhost"})
 	wantValue(t, tunnel, "env.KUBERNETES_SERVICE_PORT", map[string]any{"value": "7445"})
 	wantValue(t, tunnel, "replicaCount", 1)
+	// On the control planes, as the typed objects pinned it: on a worker,
+	// losing it leaves that Node in the cluster for five minutes.
+	wantValue(t, tunnel, "nodeSelector", map[string]any{"node-role.kubernetes.io/control-plane": ""})
 	// A string: the chart's args loop drops "=VALUE" for a false bool,
 	// which would switch the route controller on.
 	wantValue(t, tunnel, "args.configure-cloud-routes", "false")
