@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,14 +15,8 @@ import (
 // run executes the CLI in-process and returns stdout and the error.
 func run(t *testing.T, args ...string) (string, error) {
 	t.Helper()
-	root := newRootCmd()
-	var out, errb bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&errb)
-	root.SetIn(strings.NewReader(""))
-	root.SetArgs(args)
-	err := root.ExecuteContext(context.Background())
-	return out.String() + errb.String(), err
+	out, errb, err := runSplit(t, args...)
+	return out + errb, err
 }
 
 // seedDir is a new temporary folder holding the seed spec as
