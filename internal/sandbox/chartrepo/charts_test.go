@@ -119,6 +119,7 @@ func TestHCloudCCMStandInTakesItsTokenAndNetworkFromTheSecret(t *testing.T) {
 		},
 		"networking":   map[string]any{"enabled": true, "clusterCIDR": "10.42.0.0/16"},
 		"replicaCount": 1,
+		"nodeSelector": map[string]any{"node-role.kubernetes.io/control-plane": ""},
 	})
 	dep := r.get(t, "Deployment", "kube-system", "hcloud-cloud-controller-manager")
 	spec := podSpec(t, dep)
@@ -142,10 +143,18 @@ func TestHCloudCCMStandInTakesItsTokenAndNetworkFromTheSecret(t *testing.T) {
 	if spec["hostNetwork"] != true {
 		t.Error("networking.enabled: the CCM is not on the host network")
 	}
+	// nodeSelector as upstream's chart/templates/deployment.yaml: the pod
+	// spec's own, only when the value is set.
+	if sel, _ := spec["nodeSelector"].(map[string]any); len(sel) != 1 || sel["node-role.kubernetes.io/control-plane"] != "" {
+		t.Errorf("nodeSelector %v, want the control planes'", spec["nodeSelector"])
+	}
 	off := mustRender(t, "hcloud-cloud-controller-manager", "hcloud-cloud-controller-manager", "kube-system", map[string]any{"replicaCount": 2})
 	c = container(t, podSpec(t, off.get(t, "Deployment", "kube-system", "hcloud-cloud-controller-manager")), "hcloud-cloud-controller-manager")
 	if _, net := env(c)["HCLOUD_NETWORK"]; net || contains(strs(c["args"]), "--leader-elect=false") {
 		t.Errorf("networking off, 2 replicas: env %v args %v", env(c), c["args"])
+	}
+	if sel, ok := podSpec(t, off.get(t, "Deployment", "kube-system", "hcloud-cloud-controller-manager"))["nodeSelector"]; ok {
+		t.Errorf("no nodeSelector value: the pod spec has %v", sel)
 	}
 }
 
