@@ -4,6 +4,8 @@ package kubereal_test
 
 import (
 	"context"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -80,6 +82,26 @@ func TestKubeletReadyOnceCNIRuns(t *testing.T) {
 		return st == corev1.ConditionTrue, err
 	})
 
+	// The kubelet learns of its pods by watch, as a real one does: its
+	// sync loop (every 500 ms) lists nothing. Needs real time: a window of
+	// four sync periods in which no LIST of pods reaches the API server.
+	// The test's own LIST proves the metric counts them (client-go's
+	// informers start with a streaming watch, not a LIST).
+	if _, err := admin.CoreV1().Pods("").List(ctx, metav1.ListOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	listed := listPodsRequests(ctx, t, admin)
+	if listed == 0 {
+		t.Fatal("no LIST pods request counted, not even the test's own: the metric's labels changed")
+	}
+
+	time.Sleep(2 * time.Second)
+
+	if n := listPodsRequests(ctx, t, admin) - listed; n != 0 {
+		t.Errorf("%v LIST pods requests in 2 s of an idle node, want none (the kubelet watches)", n)
+	}
+
 	pods, err := admin.CoreV1().Pods("kube-system").List(ctx, metav1.ListOptions{LabelSelector: "k8s-app=cilium"})
 	if err != nil || len(pods.Items) != 1 || pods.Items[0].Status.Phase != corev1.PodRunning || pods.Items[0].Status.PodIP != "10.0.1.1" {
 		t.Fatalf("cilium pods = %+v (%v), want one Running on the host network", pods, err)
@@ -100,4 +122,31 @@ func TestKubeletReadyOnceCNIRuns(t *testing.T) {
 
 		return err == nil && len(l.Items) == 1 && l.Items[0].Status.Phase == corev1.PodRunning, err
 	})
+}
+
+// listPodsRequests is the API server's count of LIST pods requests so far
+// (apiserver_request_total).
+func listPodsRequests(ctx context.Context, t *testing.T, admin *kubernetes.Clientset) float64 {
+	t.Helper()
+
+	raw, err := admin.RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	total := 0.0
+
+	for line := range strings.Lines(string(raw)) {
+		if !strings.HasPrefix(line, "apiserver_request_total{") || !strings.Contains(line, `resource="pods"`) ||
+			!strings.Contains(line, `verb="LIST"`) || !strings.Contains(line, `subresource=""`) {
+			continue
+		}
+
+		fields := strings.Fields(line)
+		if v, err := strconv.ParseFloat(fields[len(fields)-1], 64); err == nil {
+			total += v
+		}
+	}
+
+	return total
 }
